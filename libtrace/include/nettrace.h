@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* nettrace.h - public API of libnettrace: read, write and analyse .NET EventPipe
+ * "nettrace" traces (V4/V5 FastSerialization container, V5 metadata tags, V6 blocks).
+ *
+ * Conventions (see doc/libnettrace.3):
+ *  - functions that can fail return int: 0 on success, a negative NT_E* code on failure,
+ *    and fill the caller's nt_error (which may be NULL);
+ *  - iterators return 1 when they produce an item, 0 at a clean end, < 0 on error;
+ *  - a "const T *" returned by a function is borrowed; its comment says how long it lives;
+ *  - objects are created by nt_X_open()/nt_X_new() and released by nt_X_free(), which
+ *    accepts NULL;
+ *  - option structs start with "size_t sz" (set it to sizeof the struct); NULL = defaults.
+ * The library never prints, never exits and never aborts because of file contents. */
+#ifndef NETTRACE_H
+#define NETTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(NT_BUILDING_LIB) && defined(__GNUC__)
+#define NT_API __attribute__((visibility("default")))
+#else
+#define NT_API
+#endif
+
+#define NT_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------- */
+
+enum nt_errcode {
+	NT_OK = 0,
+	NT_EFORMAT = -1,      /* malformed input */
+	NT_ETRUNC = -2,       /* input ends early */
+	NT_EUNSUPPORTED = -3, /* valid but unsupported (e.g. a newer major version) */
+	NT_EIO = -4,          /* read/write failure; sys_errno says why */
+	NT_ENOMEM = -5,       /* allocation failed */
+	NT_EINVAL = -6,       /* bad argument (API misuse or bad user option) */
+	NT_ELIMIT = -7,       /* a size in the file exceeds a documented sanity limit */
+	NT_ESQL = -8,         /* SQLite error */
+	NT_EINTERNAL = -9,    /* a bug */
+};
+
+#define NT_NO_OFFSET UINT64_MAX
+
+typedef struct nt_error {
+	int code;        /* an nt_errcode, 0 if nothing failed */
+	int sys_errno;   /* errno when code == NT_EIO, else 0 */
+	uint64_t offset; /* byte offset in the input, NT_NO_OFFSET if none */
+	char msg[256];   /* lowercase, no trailing period, names the values involved */
+} nt_error;
+
+/* Static description of an error code ("malformed input", ...). Never NULL. */
+NT_API const char *nt_strerror(int code);
+
+/* Resets *err to "no error". */
+NT_API void nt_error_clear(nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Output sink: exporters and the writer never open files, they write through a sink.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_sink {
+	/* Writes len bytes; returns 0 or a negative NT_E* code. */
+	int (*write)(void *ctx, const void *buf, size_t len);
+	void *ctx;
+} nt_sink;
+
+/* A sink writing to a stdio stream (errors: NT_EIO with errno). */
+NT_API nt_sink nt_sink_stdio(FILE *fp);
+
+/* A growable in-memory buffer sink. Free the buffer with nt_membuf_free(). */
+typedef struct nt_membuf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+} nt_membuf;
+NT_API nt_sink nt_sink_membuf(nt_membuf *mb);
+NT_API void nt_membuf_free(nt_membuf *mb);
+
+/* ---------------------------------------------------------------------------------------
+ * Trace header
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_trace_header {
+	uint32_t format_version;    /* 4 (V4/V5 FastSerialization container) or 6 */
+	uint32_t minor_version;     /* V6 minor version, 0 otherwise */
+	uint16_t sync_time_utc[8];  /* SYSTEMTIME: year, month, dow, day, h, m, s, ms */
+	uint64_t sync_qpc;          /* tick value at sync_time_utc; session start */
+	uint64_t qpc_frequency;     /* ticks per second, > 0 */
+	uint32_t pointer_size;      /* 4 or 8 */
+	uint32_t process_id;
+	uint32_t processors;
+	uint32_t expected_sampling_ns; /* declared sampler period in ns (untrusted) */
+	uint32_t trace_object_version; /* V4/V5: the Trace object's version (4) */
+} nt_trace_header;
+
+/* ---------------------------------------------------------------------------------------
+ * Metadata
+ * ------------------------------------------------------------------------------------- */
+
+/* Field type codes (System.TypeCode numbering, plus V6 additions). */
+enum nt_type {
+	NT_TYPE_OBJECT = 1,
+	NT_TYPE_BOOL32 = 3,
+	NT_TYPE_CHAR = 4,
+	NT_TYPE_I8 = 5,
+	NT_TYPE_U8 = 6,
+	NT_TYPE_I16 = 7,
+	NT_TYPE_U16 = 8,
+	NT_TYPE_I32 = 9,
+	NT_TYPE_U32 = 10,
+	NT_TYPE_I64 = 11,
+	NT_TYPE_U64 = 12,
+	NT_TYPE_F32 = 13,
+	NT_TYPE_F64 = 14,
+	NT_TYPE_DECIMAL = 15,
+	NT_TYPE_DATETIME = 16,
+	NT_TYPE_GUID = 17,
+	NT_TYPE_STRING = 18,  /* UTF-16LE, NUL-terminated */
+	NT_TYPE_ARRAY = 19,   /* uint16 count then elements */
+	NT_TYPE_VARINT = 20,  /* V6: zig-zag varint64 */
+	NT_TYPE_VARUINT = 21, /* V6: varuint64 */
+	NT_TYPE_FIXED_ARRAY = 22,
+	NT_TYPE_UTF8CHAR = 23,
+	NT_TYPE_RELLOC = 24,
+	NT_TYPE_DATALOC = 25,
+	NT_TYPE_BOOL8 = 26,
+	/* Built-in layout only (not a file type code): pointer-sized integer. */
+	NT_TYPE_POINTER = 100,
+};
+
+typedef struct nt_field {
+	const char *name;             /* UTF-8 */
+	uint32_t type;                /* enum nt_type */
+	uint32_t elem_type;           /* element type for arrays, else 0 */
+	uint32_t fixed_count;         /* FixedLengthArray element count */
+	const struct nt_field *fields; /* nested fields (OBJECT, or array of OBJECT) */
+	uint32_t nfields;
+} nt_field;
+
+typedef struct nt_metadata {
+	uint32_t id;           /* metadata id in the file */
+	const char *provider;  /* UTF-8 provider name */
+	uint32_t event_id;
+	const char *name;      /* event name; for schema-less runtime events, the built-in name */
+	uint64_t keywords;
+	uint32_t version;
+	uint32_t level;
+	uint32_t opcode;       /* from a V5 OpCode tag or V6 optional metadata, else 0 */
+	const nt_field *fields; /* fields from the file or, if the file has none, built in */
+	uint32_t nfields;
+	int builtin_layout;    /* 1 when fields come from libnettrace's built-in table */
+	int file_has_name;     /* 1 when the file itself carried a non-empty event name */
+	const uint8_t *raw;    /* V4/V5: the raw metadata payload bytes (for rewriting) */
+	size_t raw_len;
+} nt_metadata;
+
+/* ---------------------------------------------------------------------------------------
+ * Events
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_event {
+	const nt_metadata *meta;
+	uint64_t offset;            /* byte offset of the event blob in the input */
+	uint32_t seq;               /* sequence number (per capture thread) */
+	uint64_t thread_id;         /* OS thread the event is about */
+	uint64_t capture_thread_id; /* OS thread that wrote it (sampler thread for samples) */
+	uint32_t processor;         /* 0xFFFFFFFF when unknown */
+	uint64_t timestamp;         /* raw ticks */
+	int64_t time_ns;            /* ns since sync_qpc (may be negative) */
+	uint8_t activity_id[16];
+	uint8_t related_activity_id[16];
+	uint32_t stack_id;          /* 0 if none */
+	const uint64_t *stack;      /* IPs, leaf first, widened to 64 bits */
+	uint32_t stack_depth;
+	const uint8_t *payload;
+	uint32_t payload_len;
+	uint8_t sorted;             /* IsSorted flag of the blob */
+} nt_event;
+
+/* ---------------------------------------------------------------------------------------
+ * Reader
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_reader nt_reader;
+
+enum nt_reader_flags {
+	/* Deliver events in file order instead of timestamp order (faster, no queueing). */
+	NT_READ_FILE_ORDER = 1u << 0,
+};
+
+typedef struct nt_reader_opts {
+	size_t sz;        /* sizeof(nt_reader_opts) */
+	unsigned flags;   /* enum nt_reader_flags */
+	const char *name; /* name used in messages, default: the path or "-" */
+} nt_reader_opts;
+
+/* Opens a trace. path "-" reads stdin. Reads and checks the header; on failure *out is
+ * NULL and err says why (with the byte offset). The reader owns everything it returns.
+ * Thread safety: none; use one nt_reader per thread. */
+NT_API int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts *opts,
+			       nt_error *err);
+/* Reads from fd (a pipe works); the fd is not closed by nt_reader_free(). */
+NT_API int nt_reader_open_fd(nt_reader **out, int fd, const nt_reader_opts *opts, nt_error *err);
+/* Reads from memory; buf must outlive the reader. */
+NT_API int nt_reader_open_mem(nt_reader **out, const void *buf, size_t len,
+			      const nt_reader_opts *opts, nt_error *err);
+NT_API void nt_reader_free(nt_reader *r);
+
+/* The trace header; valid for the reader's life. */
+NT_API const nt_trace_header *nt_reader_header(const nt_reader *r);
+
+/* Produces the next event (timestamp order unless NT_READ_FILE_ORDER). *ev stays valid
+ * until the next call. Returns 1, 0 at the end, or < 0 on error. A truncated file yields
+ * every complete event, then returns 0 and sets nt_reader_stats()->truncated plus the
+ * warning in nt_reader_warning(). */
+NT_API int nt_reader_next(nt_reader *r, const nt_event **ev, nt_error *err);
+
+/* Counters collected while reading (complete once nt_reader_next() returned 0). */
+typedef struct nt_reader_stats {
+	uint64_t bytes;              /* bytes consumed */
+	uint64_t blocks_event;
+	uint64_t blocks_metadata;
+	uint64_t blocks_stack;
+	uint64_t blocks_sp;
+	uint64_t blocks_other;       /* V6 thread/label/... blocks */
+	uint64_t metadata_records;
+	uint64_t events;             /* event blobs in complete EventBlocks */
+	uint64_t events_sorted;      /* of which IsSorted */
+	uint64_t stacks;             /* stacks defined */
+	uint32_t max_stack_depth;
+	uint64_t lost_events;        /* sequence-number gaps, all threads */
+	uint64_t negative_ts_deltas; /* compressed timestamp deltas that wrapped */
+	uint64_t missing_stacks;     /* events whose stack id was not defined in its region */
+	int truncated;               /* the stream ended before its end tag */
+	int end_tag;                 /* the end-of-stream marker was seen */
+	uint64_t truncated_at;       /* offset where the incomplete object began */
+	uint64_t first_timestamp, last_timestamp; /* min/max event timestamp (0 if none) */
+} nt_reader_stats;
+NT_API const nt_reader_stats *nt_reader_stats_get(const nt_reader *r);
+
+/* Lost events per capture thread: iterate i = 0.. while it returns 1. */
+NT_API int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread_id,
+			  uint64_t *lost);
+
+/* Warning text for a non-fatal condition (truncation), or NULL. Valid for the reader's life. */
+NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
+
+/* All metadata records seen so far, by index 0..n-1 (borrowed, reader's life). */
+NT_API size_t nt_reader_metadata_count(const nt_reader *r);
+NT_API const nt_metadata *nt_reader_metadata_at(const nt_reader *r, size_t i);
+
+/* ---------------------------------------------------------------------------------------
+ * Payload decoding
+ * ------------------------------------------------------------------------------------- */
+
+/* Writes the event's payload as a JSON object {"Field": value, ...} into sink, decoding
+ * field by field from its metadata (file or built-in). A payload that does not match its
+ * layout is written as {"_raw":"hex..."} with "_error" explaining why: never fails on data.
+ * pointer_size comes from the trace header. */
+NT_API int nt_payload_write_json(const nt_event *ev, uint32_t pointer_size, const nt_sink *sink);
+
+/* Decoded scalar of one named top-level field. */
+typedef struct nt_value {
+	uint32_t type;     /* enum nt_type of the field */
+	uint64_t u;        /* unsigned / pointer / bool / char value */
+	int64_t i;         /* signed value */
+	double d;          /* float value */
+	const uint8_t *raw; /* points into the payload at the field */
+	size_t raw_len;
+} nt_value;
+
+/* Finds field `name` and decodes it. Returns 1 found, 0 absent or payload too short. */
+NT_API int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name,
+			  nt_value *out);
+
+/* Copies a UTF-16LE NUL-terminated string from the payload as UTF-8 into buf (always
+ * NUL-terminated). Returns bytes consumed in the payload (including the NUL), or 0 if the
+ * string is unterminated. */
+NT_API size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t bufsize);
+
+/* Well-known providers. */
+#define NT_PROVIDER_RUNTIME "Microsoft-Windows-DotNETRuntime"
+#define NT_PROVIDER_RUNDOWN "Microsoft-Windows-DotNETRuntimeRundown"
+#define NT_PROVIDER_PRIVATE "Microsoft-Windows-DotNETRuntimePrivate"
+#define NT_PROVIDER_SAMPLER "Microsoft-DotNETCore-SampleProfiler"
+#define NT_PROVIDER_EVENTPIPE "Microsoft-DotNETCore-EventPipe"
+
+/* SampleProfiler sample types. */
+enum nt_sample_type { NT_SAMPLE_ERROR = 0, NT_SAMPLE_EXTERNAL = 1, NT_SAMPLE_MANAGED = 2 };
+
+/* 1 when ev is a SampleProfiler ThreadSample; *type gets its sample type (0 if no payload). */
+NT_API int nt_event_is_sample(const nt_event *ev, uint32_t *type);
+
+/* ---------------------------------------------------------------------------------------
+ * Writer
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_writer nt_writer;
+
+typedef struct nt_writer_opts {
+	size_t sz;                /* sizeof(nt_writer_opts) */
+	uint32_t format_version;  /* 5 (V4 container with V5 metadata, default) or 6 */
+	uint32_t block_size;      /* max event block content bytes, default 100 KiB */
+	uint64_t sp_interval_bytes; /* bytes of events between sequence points, default 10 MiB */
+} nt_writer_opts;
+
+/* Creates a writer that writes the stream header and trace header to sink at once.
+ * Thread safety: none; one writer per thread (the sampler serialises on its drain thread). */
+NT_API int nt_writer_open(nt_writer **out, const nt_sink *sink, const nt_trace_header *hdr,
+			  const nt_writer_opts *opts, nt_error *err);
+
+/* Describes an event type for nt_writer_add_metadata(). */
+typedef struct nt_metadata_desc {
+	const char *provider;  /* UTF-8 */
+	uint32_t event_id;
+	const char *name;      /* may be NULL or "" (schema-less runtime events) */
+	uint64_t keywords;
+	uint32_t version;
+	uint32_t level;
+	uint32_t opcode;
+	const nt_field *fields; /* may be NULL */
+	uint32_t nfields;
+} nt_metadata_desc;
+
+/* Defines an event type; *id gets its metadata id (1, 2, ...). */
+NT_API int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id,
+				  nt_error *err);
+
+/* Defines an event type from a metadata record read by nt_reader (V4/V5 raw payload bytes are
+ * copied verbatim so V5 tags round-trip). *id gets the new metadata id. */
+NT_API int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id,
+				   nt_error *err);
+
+/* One event to write. */
+typedef struct nt_event_desc {
+	uint32_t metadata_id;
+	uint32_t seq;                /* 0: assigned by the writer (+1 per capture thread) */
+	uint64_t thread_id;
+	uint64_t capture_thread_id;
+	uint32_t processor;
+	uint64_t timestamp;          /* raw ticks; per capture thread non-decreasing */
+	const uint8_t *activity_id;  /* 16 bytes or NULL (zero) */
+	const uint8_t *related_activity_id;
+	const uint64_t *stack;       /* leaf first; NULL/0 = empty stack */
+	uint32_t stack_depth;
+	const void *payload;
+	uint32_t payload_len;
+} nt_event_desc;
+
+/* Queues an event. Events of one capture thread must come in non-decreasing timestamp
+ * order (NT_EINVAL otherwise); the writer sorts across threads as the runtime does. */
+NT_API int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err);
+
+/* Flushes everything queued and writes a sequence point. */
+NT_API int nt_writer_sequence_point(nt_writer *w, nt_error *err);
+
+/* Flushes pending blocks to the sink without a sequence point (crash safety). */
+NT_API int nt_writer_flush(nt_writer *w, nt_error *err);
+
+/* Flushes, writes the final sequence point and the end-of-stream marker, frees w. */
+NT_API int nt_writer_close(nt_writer *w, nt_error *err);
+
+/* Frees w without finishing the stream (accepts NULL). */
+NT_API void nt_writer_free(nt_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NETTRACE_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h - definitions shared between libnettrace modules (not installed):
+ * error helpers, overflow-checked sizes, growable arrays, UTF conversions. */
+#ifndef NT_INTERNAL_H
+#define NT_INTERNAL_H
+
+#include "config.h"
+#include <assert.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "nettrace.h"
+
+#define NT_ASSERT(x) assert(x)
+#define NT_UNUSED __attribute__((unused))
+#define NT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Sanity limits for sizes read from files (each documented where it is checked). */
+#define NT_MAX_BLOCK_SIZE (64u << 20)  /* runtime writes <= 100 KiB; one-collect similar */
+#define NT_MAX_NAME_LEN 4096u          /* FastSerialization type names are short */
+#define NT_MAX_STACK_DEPTH 65536u      /* deeper stacks are rejected as corrupt */
+
+/* Fills err (if not already set: the first failure wins) and returns code. */
+int nt_fail(nt_error *err, int code, uint64_t offset, const char *fmt, ...) NT_PRINTF(4, 5);
+int nt_fail_errno(nt_error *err, int sys_errno, const char *fmt, ...) NT_PRINTF(3, 4);
+
+/* a*b with overflow check; returns 0 and sets *out, or -1 on overflow. */
+static inline int nt_mul_size(size_t a, size_t b, size_t *out)
+{
+	return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
+
+/* Grows *pp (element size esz, capacity *cap) to hold at least need elements.
+ * Returns 0 or -1 on overflow/out of memory (then *pp is unchanged). */
+int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
+
+/* strdup that returns NULL on NULL */
+char *nt_strdup(const char *s);
+
+/* Converts a UTF-16LE NUL-terminated string at p (at most len bytes) into a new UTF-8
+ * string (*out, malloc'd). Returns bytes consumed including the terminator, 0 if
+ * unterminated, (size_t)-1 on allocation failure. */
+size_t nt_utf16z_dup(const uint8_t *p, size_t len, char **out);
+
+/* Appends the UTF-16LE encoding of UTF-8 s plus a NUL to a growable buffer. */
+int nt_utf8_to_utf16z(const char *s, uint8_t **buf, size_t *len, size_t *cap);
+
+/* Unix-epoch nanoseconds for a SYSTEMTIME, and ISO-8601 text "YYYY-MM-DDTHH:MM:SS.mmmZ". */
+int64_t nt_systemtime_to_unix_ns(const uint16_t st[8]);
+void nt_systemtime_iso(const uint16_t st[8], char buf[32]);
+
+/* Metadata parsing (metadata.c). */
+typedef struct nt_meta_store nt_meta_store;
+nt_meta_store *nt_meta_store_new(void);
+void nt_meta_store_free(nt_meta_store *ms);
+/* V4/V5 metadata payload -> record. The payload bytes are copied. */
+int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err);
+/* V6 metadata row (after the uint16 size). */
+int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err);
+const nt_metadata *nt_meta_lookup(const nt_meta_store *ms, uint32_t id);
+size_t nt_meta_count(const nt_meta_store *ms);
+const nt_metadata *nt_meta_at(const nt_meta_store *ms, size_t i);
+/* Built-in field layout of schema-less runtime events, or NULL. */
+const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,
+				  uint32_t *nfields, const char **name);
+
+#endif

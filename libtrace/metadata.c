@@ -1,0 +1,755 @@
+/* SPDX-License-Identifier: MIT */
+/* metadata.c - event metadata: parsing V4/V5 metadata payloads (V1 field lists, V5 tags
+ * OpCode and V2Params with arrays) and V6 metadata rows, the id -> record store, and the
+ * built-in payload layouts of schema-less runtime events (spec §4, §8, §9, §10).
+ * Not here: decoding payloads with those layouts (payload.c). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* Nested Object descriptions are recursive; real metadata nests 1-2 levels. */
+#define MAX_NESTING 8
+/* Field count sanity limit: each field takes at least 6 bytes, and the payload is
+ * bounded by the block; this only guards the recursion's total. */
+#define MAX_FIELDS 65536u
+
+typedef struct meta_rec {
+	nt_metadata m;
+	char *provider, *name;
+	nt_field *fields; /* owned tree */
+	uint32_t nfields;
+	uint8_t *raw;
+} meta_rec;
+
+struct nt_meta_store {
+	meta_rec **recs; /* in definition order */
+	size_t n, cap;
+	uint32_t *by_id; /* id -> index+1 for ids < by_id_cap */
+	size_t by_id_cap;
+};
+
+nt_meta_store *nt_meta_store_new(void)
+{
+	return calloc(1, sizeof(nt_meta_store));
+}
+
+static void free_fields(nt_field *f, uint32_t n)
+{
+	if (!f)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		free((char *)f[i].name);
+		free_fields((nt_field *)f[i].fields, f[i].nfields);
+	}
+	free(f);
+}
+
+static void rec_free(meta_rec *r)
+{
+	if (!r)
+		return;
+	free(r->provider);
+	free(r->name);
+	free_fields(r->fields, r->nfields);
+	free(r->raw);
+	free(r);
+}
+
+void nt_meta_store_free(nt_meta_store *ms)
+{
+	if (!ms)
+		return;
+	for (size_t i = 0; i < ms->n; i++)
+		rec_free(ms->recs[i]);
+	free(ms->recs);
+	free(ms->by_id);
+	free(ms);
+}
+
+const nt_metadata *nt_meta_lookup(const nt_meta_store *ms, uint32_t id)
+{
+	if (id < ms->by_id_cap) {
+		uint32_t k = ms->by_id[id];
+		return k ? &ms->recs[k - 1]->m : NULL;
+	}
+	for (size_t i = ms->n; i-- > 0;)
+		if (ms->recs[i]->m.id == id)
+			return &ms->recs[i]->m;
+	return NULL;
+}
+
+size_t nt_meta_count(const nt_meta_store *ms)
+{
+	return ms->n;
+}
+
+const nt_metadata *nt_meta_at(const nt_meta_store *ms, size_t i)
+{
+	return i < ms->n ? &ms->recs[i]->m : NULL;
+}
+
+/* Adds rec; a redefinition replaces the id mapping (V6 allows it after a metadata
+ * flush; TraceEvent rejects it in V4, we keep the latest). */
+static int store_add(nt_meta_store *ms, meta_rec *rec)
+{
+	if (nt_grow((void **)&ms->recs, &ms->cap, ms->n + 1, sizeof(meta_rec *)))
+		return -1;
+	uint32_t id = rec->m.id;
+	/* Direct map for the ids real writers use (1, 2, 3...); huge ids use the scan. */
+	if (id < (1u << 20)) {
+		if (id >= ms->by_id_cap) {
+			size_t ncap = ms->by_id_cap;
+			if (nt_grow((void **)&ms->by_id, &ncap, (size_t)id + 1, sizeof(uint32_t)))
+				return -1;
+			memset(ms->by_id + ms->by_id_cap, 0, (ncap - ms->by_id_cap) * sizeof(uint32_t));
+			ms->by_id_cap = ncap;
+		}
+		ms->by_id[id] = (uint32_t)ms->n + 1;
+	}
+	ms->recs[ms->n++] = rec;
+	return 0;
+}
+
+static void rec_finish(meta_rec *rec)
+{
+	rec->m.provider = rec->provider ? rec->provider : "";
+	rec->m.file_has_name = rec->name && rec->name[0];
+	rec->m.fields = rec->fields;
+	rec->m.nfields = rec->nfields;
+	if (rec->nfields == 0) {
+		const char *bname = NULL;
+		uint32_t n = 0;
+		const nt_field *bf = nt_builtin_layout(rec->m.provider, rec->m.event_id,
+						       rec->m.version, &n, &bname);
+		if (bf) {
+			rec->m.fields = bf;
+			rec->m.nfields = n;
+			rec->m.builtin_layout = 1;
+		}
+		if (!rec->m.file_has_name && bname)
+			rec->m.name = bname;
+	}
+	if (!rec->m.name)
+		rec->m.name = rec->name ? rec->name : "";
+}
+
+/* ---------------------------------------------------------------- V4/V5 */
+
+typedef struct mparse {
+	nt_cursor c;
+	nt_error *err;
+	uint32_t total_fields;
+} mparse;
+
+static int mp_fail(mparse *mp, const char *what)
+{
+	return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c), "bad metadata: %s", what);
+}
+
+static int mp_str16(mparse *mp, char **out, const char *what)
+{
+	size_t n = nt_utf16z_dup(mp->c.p + mp->c.pos, nt_cur_left(&mp->c), out);
+	if (n == (size_t)-1)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	if (n == 0)
+		return mp_fail(mp, what);
+	mp->c.pos += n;
+	return 0;
+}
+
+static int mp_fields_v1(mparse *mp, nt_field **out, uint32_t *nout, int depth);
+
+/* One V1 field: int32 type, [nested if Object], UTF-16z name. */
+static int mp_field_v1(mparse *mp, nt_field *f, int depth)
+{
+	uint32_t type;
+	if (nt_cur_u32(&mp->c, &type))
+		return mp_fail(mp, "field list ends inside a type code");
+	f->type = type;
+	if (type == NT_TYPE_OBJECT) {
+		nt_field *sub;
+		uint32_t nsub;
+		int rc = mp_fields_v1(mp, &sub, &nsub, depth + 1);
+		if (rc)
+			return rc;
+		f->fields = sub;
+		f->nfields = nsub;
+	}
+	char *name;
+	int rc = mp_str16(mp, &name, "unterminated field name");
+	if (rc)
+		return rc;
+	f->name = name;
+	return 0;
+}
+
+static int mp_fields_v1(mparse *mp, nt_field **out, uint32_t *nout, int depth)
+{
+	uint32_t n;
+	*out = NULL;
+	*nout = 0;
+	if (depth > MAX_NESTING)
+		return mp_fail(mp, "nested field descriptions deeper than 8 levels");
+	if (nt_cur_u32(&mp->c, &n))
+		return mp_fail(mp, "field list ends inside the field count");
+	/* each field takes at least 6 bytes (type + empty name) */
+	if (n > nt_cur_left(&mp->c) / 6 || mp->total_fields + n > MAX_FIELDS)
+		return mp_fail(mp, "field count exceeds the metadata payload");
+	mp->total_fields += n;
+	if (n == 0)
+		return 0;
+	nt_field *f = calloc(n, sizeof *f);
+	if (!f)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = mp_field_v1(mp, &f[i], depth);
+		if (rc) {
+			free_fields(f, i + 1);
+			return rc;
+		}
+	}
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
+/* V2Params tag content: int32 count, per field: int32 size (incl. itself), UTF-16z name,
+ * int32 type, [int32 element type if array], [nested if Object], padding to size. */
+static int mp_fields_v2(mparse *mp, nt_field **out, uint32_t *nout, int depth)
+{
+	uint32_t n;
+	*out = NULL;
+	*nout = 0;
+	if (depth > MAX_NESTING)
+		return mp_fail(mp, "nested V2 field descriptions deeper than 8 levels");
+	if (nt_cur_u32(&mp->c, &n))
+		return mp_fail(mp, "V2Params ends inside the field count");
+	if (n > nt_cur_left(&mp->c) / 10 || mp->total_fields + n > MAX_FIELDS)
+		return mp_fail(mp, "V2 field count exceeds the metadata payload");
+	mp->total_fields += n;
+	if (n == 0)
+		return 0;
+	nt_field *f = calloc(n, sizeof *f);
+	if (!f)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		size_t start = mp->c.pos;
+		uint32_t size, type;
+		char *name;
+		if (nt_cur_u32(&mp->c, &size)) {
+			rc = mp_fail(mp, "V2 field ends inside its size");
+			break;
+		}
+		if (size < 4 || size - 4 > nt_cur_left(&mp->c)) {
+			rc = mp_fail(mp, "V2 field size exceeds the metadata payload");
+			break;
+		}
+		rc = mp_str16(mp, &name, "unterminated V2 field name");
+		if (rc)
+			break;
+		f[i].name = name;
+		if (nt_cur_u32(&mp->c, &type)) {
+			rc = mp_fail(mp, "V2 field ends inside its type");
+			break;
+		}
+		f[i].type = type;
+		uint32_t et = type;
+		if (type == NT_TYPE_ARRAY) {
+			if (nt_cur_u32(&mp->c, &et)) {
+				rc = mp_fail(mp, "V2 field ends inside its element type");
+				break;
+			}
+			f[i].elem_type = et;
+		}
+		if (et == NT_TYPE_OBJECT) {
+			nt_field *sub;
+			uint32_t nsub;
+			rc = mp_fields_v2(mp, &sub, &nsub, depth + 1);
+			if (rc)
+				break;
+			f[i].fields = sub;
+			f[i].nfields = nsub;
+		}
+		if (mp->c.pos - start > size) {
+			rc = mp_fail(mp, "V2 field description is longer than its size");
+			break;
+		}
+		mp->c.pos = start + size;
+	}
+	if (rc) {
+		free_fields(f, n);
+		return rc;
+	}
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
+int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err)
+{
+	mparse mp = {{0}, err, 0};
+	nt_cur_init(&mp.c, p, len, offset);
+	meta_rec *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	int rc;
+	uint32_t id, evid, version, level;
+	uint64_t kw;
+	if (nt_cur_u32(&mp.c, &id)) {
+		rc = mp_fail(&mp, "payload ends inside the metadata id");
+		goto fail;
+	}
+	rec->m.id = id;
+	if (id == 0) {
+		rc = nt_fail(err, NT_EFORMAT, offset, "bad metadata: metadata id 0 is reserved");
+		goto fail;
+	}
+	if ((rc = mp_str16(&mp, &rec->provider, "unterminated provider name")))
+		goto fail;
+	if (nt_cur_u32(&mp.c, &evid)) {
+		rc = mp_fail(&mp, "payload ends inside the event id");
+		goto fail;
+	}
+	if ((rc = mp_str16(&mp, &rec->name, "unterminated event name")))
+		goto fail;
+	if (nt_cur_u64(&mp.c, &kw) || nt_cur_u32(&mp.c, &version) || nt_cur_u32(&mp.c, &level)) {
+		rc = mp_fail(&mp, "payload ends inside keywords/version/level");
+		goto fail;
+	}
+	rec->m.event_id = evid;
+	rec->m.keywords = kw;
+	rec->m.version = version;
+	rec->m.level = level;
+	/* "if the payload ends right after Level, treat as 0 fields" (TraceEvent) */
+	if (nt_cur_left(&mp.c) > 0) {
+		if ((rc = mp_fields_v1(&mp, &rec->fields, &rec->nfields, 0)))
+			goto fail;
+		/* V5 tags until the end of the payload */
+		while (nt_cur_left(&mp.c) > 0) {
+			uint32_t tlen;
+			uint8_t kind;
+			if (nt_cur_u32(&mp.c, &tlen) || nt_cur_u8(&mp.c, &kind)) {
+				rc = mp_fail(&mp, "payload ends inside a V5 tag header");
+				goto fail;
+			}
+			if (tlen > nt_cur_left(&mp.c)) {
+				rc = mp_fail(&mp, "V5 tag size exceeds the metadata payload");
+				goto fail;
+			}
+			size_t tend = mp.c.pos + tlen;
+			if (kind == 1 && tlen >= 1) {
+				rec->m.opcode = mp.c.p[mp.c.pos];
+			} else if (kind == 2) {
+				nt_field *f2;
+				uint32_t n2;
+				mparse sub = mp;
+				sub.c.len = tend;
+				rc = mp_fields_v2(&sub, &f2, &n2, 0);
+				if (rc)
+					goto fail;
+				if (n2) {
+					free_fields(rec->fields, rec->nfields);
+					rec->fields = f2;
+					rec->nfields = n2;
+				}
+			}
+			mp.c.pos = tend; /* unknown tags are skipped */
+		}
+	}
+	rec->raw = malloc(len ? len : 1);
+	if (!rec->raw) {
+		rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
+		goto fail;
+	}
+	memcpy(rec->raw, p, len);
+	rec->m.raw = rec->raw;
+	rec->m.raw_len = len;
+	rec_finish(rec);
+	if (store_add(ms, rec)) {
+		rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	rec_free(rec);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- V6 */
+
+static int v6_str(mparse *mp, char **out, const char *what)
+{
+	uint32_t n;
+	const uint8_t *p;
+	if (nt_cur_varu32(&mp->c, &n) || nt_cur_bytes(&mp->c, n, &p))
+		return mp_fail(mp, what);
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	memcpy(s, p, n);
+	s[n] = '\0';
+	*out = s;
+	return 0;
+}
+
+static int v6_fields(mparse *mp, nt_field **out, uint32_t *nout, int depth);
+
+static int v6_type(mparse *mp, nt_field *f, int depth)
+{
+	uint8_t t;
+	if (nt_cur_u8(&mp->c, &t))
+		return mp_fail(mp, "field ends inside its type");
+	f->type = t;
+	if (t == NT_TYPE_ARRAY || t == NT_TYPE_FIXED_ARRAY || t == NT_TYPE_RELLOC ||
+	    t == NT_TYPE_DATALOC) {
+		uint8_t et;
+		if (nt_cur_u8(&mp->c, &et))
+			return mp_fail(mp, "field ends inside its element type");
+		f->elem_type = et;
+		if (t == NT_TYPE_FIXED_ARRAY) {
+			uint16_t cnt;
+			if (nt_cur_u16(&mp->c, &cnt))
+				return mp_fail(mp, "field ends inside its element count");
+			f->fixed_count = cnt;
+		}
+		if (et == NT_TYPE_OBJECT)
+			return v6_fields(mp, (nt_field **)&f->fields, &f->nfields, depth + 1);
+	} else if (t == NT_TYPE_OBJECT) {
+		return v6_fields(mp, (nt_field **)&f->fields, &f->nfields, depth + 1);
+	}
+	return 0;
+}
+
+static int v6_fields(mparse *mp, nt_field **out, uint32_t *nout, int depth)
+{
+	uint16_t n;
+	*out = NULL;
+	*nout = 0;
+	if (depth > MAX_NESTING)
+		return mp_fail(mp, "nested fields deeper than 8 levels");
+	if (nt_cur_u16(&mp->c, &n))
+		return mp_fail(mp, "row ends inside the field count");
+	if (n > nt_cur_left(&mp->c) / 4 || mp->total_fields + n > MAX_FIELDS)
+		return mp_fail(mp, "field count exceeds the metadata row");
+	mp->total_fields += n;
+	if (!n)
+		return 0;
+	nt_field *f = calloc(n, sizeof *f);
+	if (!f)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	int rc = 0;
+	for (uint16_t i = 0; i < n && !rc; i++) {
+		uint16_t fsize;
+		size_t start;
+		if (nt_cur_u16(&mp->c, &fsize)) {
+			rc = mp_fail(mp, "field ends inside its size");
+			break;
+		}
+		start = mp->c.pos;
+		if (fsize > nt_cur_left(&mp->c)) {
+			rc = mp_fail(mp, "field size exceeds the metadata row");
+			break;
+		}
+		mparse sub = *mp;
+		sub.c.len = start + fsize;
+		char *name;
+		rc = v6_str(&sub, &name, "bad field name");
+		if (rc)
+			break;
+		f[i].name = name;
+		rc = v6_type(&sub, &f[i], depth);
+		mp->total_fields = sub.total_fields;
+		mp->c.pos = start + fsize; /* ignored rest */
+	}
+	if (rc) {
+		free_fields(f, n);
+		return rc;
+	}
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
+int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err)
+{
+	mparse mp = {{0}, err, 0};
+	nt_cur_init(&mp.c, p, len, offset);
+	meta_rec *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	int rc;
+	uint32_t id, evid;
+	uint16_t osize;
+	if (nt_cur_varu32(&mp.c, &id)) {
+		rc = mp_fail(&mp, "row ends inside the metadata id");
+		goto fail;
+	}
+	rec->m.id = id;
+	if ((rc = v6_str(&mp, &rec->provider, "bad provider name")))
+		goto fail;
+	if (nt_cur_varu32(&mp.c, &evid)) {
+		rc = mp_fail(&mp, "row ends inside the event id");
+		goto fail;
+	}
+	rec->m.event_id = evid;
+	if ((rc = v6_str(&mp, &rec->name, "bad event name")))
+		goto fail;
+	if ((rc = v6_fields(&mp, &rec->fields, &rec->nfields, 0)))
+		goto fail;
+	if (nt_cur_left(&mp.c) >= 2) {
+		nt_cur_u16(&mp.c, &osize);
+		if (osize > nt_cur_left(&mp.c)) {
+			rc = mp_fail(&mp, "optional metadata size exceeds the row");
+			goto fail;
+		}
+		nt_cursor oc;
+		nt_cur_init(&oc, mp.c.p + mp.c.pos, osize, nt_cur_offset(&mp.c));
+		while (nt_cur_left(&oc) > 0) {
+			uint8_t kind, b;
+			uint64_t v;
+			char *s = NULL;
+			mparse sub = {oc, err, 0};
+			nt_cur_u8(&oc, &kind);
+			switch (kind) {
+			case 1:
+				if (nt_cur_u8(&oc, &b))
+					goto obad;
+				rec->m.opcode = b;
+				break;
+			case 3:
+				if (nt_cur_u64(&oc, &v))
+					goto obad;
+				rec->m.keywords = v;
+				break;
+			case 4:
+			case 5:
+				sub.c = oc;
+				if (v6_str(&sub, &s, "bad optional string"))
+					goto obad;
+				free(s);
+				oc = sub.c;
+				break;
+			case 6:
+				sub.c = oc;
+				if (v6_str(&sub, &s, "bad key"))
+					goto obad;
+				free(s);
+				s = NULL;
+				if (v6_str(&sub, &s, "bad value"))
+					goto obad;
+				free(s);
+				oc = sub.c;
+				break;
+			case 7:
+				if (nt_cur_skip(&oc, 16))
+					goto obad;
+				break;
+			case 8:
+				if (nt_cur_u8(&oc, &b))
+					goto obad;
+				rec->m.level = b;
+				break;
+			case 9:
+				if (nt_cur_u8(&oc, &b))
+					goto obad;
+				rec->m.version = b;
+				break;
+			default:
+				/* unknown kind: its size is unknown, so the rest is ignored */
+				oc.pos = oc.len;
+				break;
+			}
+		}
+		if (0) {
+obad:
+			nt_error_clear(err);
+			rc = nt_fail(err, NT_EFORMAT, nt_cur_offset(&oc), "bad metadata: optional entry");
+			goto fail;
+		}
+	}
+	rec_finish(rec);
+	if (store_add(ms, rec)) {
+		rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	rec_free(rec);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- built-in layouts */
+
+#define F(n, t) {n, t, 0, 0, NULL, 0}
+#define STR NT_TYPE_STRING
+#define U8 NT_TYPE_U8
+#define U16 NT_TYPE_U16
+#define U32 NT_TYPE_U32
+#define U64 NT_TYPE_U64
+#define I64 NT_TYPE_I64
+#define F64 NT_TYPE_F64
+#define PTR NT_TYPE_POINTER
+#define GUID NT_TYPE_GUID
+
+static const nt_field L_sample[] = {F("Type", U32)};
+/* MethodLoadVerbose / MethodUnloadVerbose / MethodDC{Start,End}Verbose (spec §9.2) */
+static const nt_field L_method_verbose[] = {
+	F("MethodID", U64),         F("ModuleID", U64),      F("MethodStartAddress", U64),
+	F("MethodSize", U32),       F("MethodToken", U32),   F("MethodFlags", U32),
+	F("MethodNamespace", STR),  F("MethodName", STR),    F("MethodSignature", STR),
+	F("ClrInstanceID", U16),    F("ReJITID", U64)};
+static const nt_field L_method[] = {
+	F("MethodID", U64),   F("ModuleID", U64),    F("MethodStartAddress", U64),
+	F("MethodSize", U32), F("MethodToken", U32), F("MethodFlags", U32),
+	F("ClrInstanceID", U16), F("ReJITID", U64)};
+static const nt_field L_module[] = {
+	F("ModuleID", U64),          F("AssemblyID", U64),        F("ModuleFlags", U32),
+	F("Reserved1", U32),         F("ModuleILPath", STR),      F("ModuleNativePath", STR),
+	F("ClrInstanceID", U16),     F("ManagedPdbSignature", GUID), F("ManagedPdbAge", U32),
+	F("ManagedPdbBuildPath", STR), F("NativePdbSignature", GUID), F("NativePdbAge", U32),
+	F("NativePdbBuildPath", STR)};
+static const nt_field L_domain_module[] = {
+	F("ModuleID", U64),     F("AssemblyID", U64),   F("AppDomainID", U64),
+	F("ModuleFlags", U32),  F("Reserved1", U32),    F("ModuleILPath", STR),
+	F("ModuleNativePath", STR), F("ClrInstanceID", U16)};
+static const nt_field L_assembly_v0[] = {F("AssemblyID", U64), F("AppDomainID", U64),
+					 F("AssemblyFlags", U32),
+					 F("FullyQualifiedAssemblyName", STR)};
+static const nt_field L_assembly[] = {F("AssemblyID", U64),    F("AppDomainID", U64),
+				      F("BindingID", U64),     F("AssemblyFlags", U32),
+				      F("FullyQualifiedAssemblyName", STR),
+				      F("ClrInstanceID", U16)};
+static const nt_field L_contention_start[] = {F("ContentionFlags", U8), F("ClrInstanceID", U16),
+					      F("LockID", PTR), F("AssociatedObjectID", PTR),
+					      F("LockOwnerThreadID", U64)};
+static const nt_field L_contention_stop[] = {F("ContentionFlags", U8), F("ClrInstanceID", U16),
+					     F("DurationNs", F64)};
+static const nt_field L_gcstart_v0[] = {F("Count", U32), F("Reason", U32)};
+static const nt_field L_gcstart[] = {F("Count", U32),  F("Depth", U32),
+				     F("Reason", U32), F("Type", U32),
+				     F("ClrInstanceID", U16), F("ClientSequenceNumber", U64)};
+static const nt_field L_gcend_v0[] = {F("Count", U32), F("Depth", U16)};
+static const nt_field L_gcend[] = {F("Count", U32), F("Depth", U32), F("ClrInstanceID", U16)};
+static const nt_field L_suspend_v0[] = {F("Reason", U16)};
+static const nt_field L_suspend[] = {F("Reason", U32), F("Count", U32), F("ClrInstanceID", U16)};
+static const nt_field L_clr[] = {F("ClrInstanceID", U16)};
+static const nt_field L_thread_created[] = {F("ManagedThreadID", U64), F("AppDomainID", U64),
+					    F("Flags", U32), F("ManagedThreadIndex", U32),
+					    F("OSThreadID", U32), F("ClrInstanceID", U16)};
+static const nt_field L_thread_terminated[] = {F("ManagedThreadID", U64), F("AppDomainID", U64),
+					       F("ClrInstanceID", U16)};
+static const nt_field L_thread_creating[] = {F("ID", PTR), F("ClrInstanceID", U16)};
+static const nt_field L_tp_worker[] = {F("ActiveWorkerThreadCount", U32),
+				       F("RetiredWorkerThreadCount", U32), F("ClrInstanceID", U16)};
+static const nt_field L_checkpoint[] = {F("ClrInstanceID", U16), F("Name", STR),
+					F("Timestamp", I64)};
+static const nt_field L_runtime_info[] = {
+	F("ClrInstanceID", U16),   F("Sku", U16),            F("BclMajorVersion", U16),
+	F("BclMinorVersion", U16), F("BclBuildNumber", U16), F("BclQfeNumber", U16),
+	F("VMMajorVersion", U16),  F("VMMinorVersion", U16), F("VMBuildNumber", U16),
+	F("VMQfeNumber", U16),     F("StartupFlags", U32),   F("StartupMode", U8),
+	F("CommandLine", STR),     F("ComObjectGuid", GUID), F("RuntimeDllPath", STR)};
+static const nt_field L_alloc_tick[] = {
+	F("AllocationAmount", U32), F("AllocationKind", U32), F("ClrInstanceID", U16),
+	F("AllocationAmount64", U64), F("TypeID", PTR),       F("TypeName", STR),
+	F("HeapIndex", U32),        F("Address", PTR),        F("ObjectSize", U64)};
+static const nt_field L_waithandle_start[] = {F("WaitSource", U8), F("AssociatedObjectID", PTR),
+					      F("ClrInstanceID", U16)};
+static const nt_field L_process_info[] = {F("CommandLine", STR), F("OSInformation", STR),
+					  F("ArchInformation", STR)};
+
+enum { P_RUNTIME = 1, P_RUNDOWN = 2, P_SAMPLER = 4, P_EVENTPIPE = 8 };
+
+typedef struct builtin {
+	uint8_t providers;     /* P_* mask */
+	uint16_t event_id;
+	uint8_t min_version, max_version;
+	const char *name;
+	const nt_field *fields;
+	uint8_t nfields_by_version[4]; /* field count for versions 0..3 (>3 uses [3]) */
+} builtin;
+
+#define N(a) (uint8_t)(sizeof(a) / sizeof(a[0]))
+static const builtin BUILTINS[] = {
+	{P_SAMPLER, 0, 0, 255, "ThreadSample", L_sample, {1, 1, 1, 1}},
+	{P_RUNTIME, 143, 0, 255, "MethodLoadVerbose", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNTIME, 144, 0, 255, "MethodUnloadVerbose", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNTIME, 139, 0, 255, "MethodDCStartVerboseV2", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNTIME, 140, 0, 255, "MethodDCEndVerboseV2", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNTIME, 141, 0, 255, "MethodLoad", L_method, {6, 7, 8, 8}},
+	{P_RUNTIME, 142, 0, 255, "MethodUnload", L_method, {6, 7, 8, 8}},
+	{P_RUNDOWN, 141, 0, 255, "MethodDCStart", L_method, {6, 7, 8, 8}},
+	{P_RUNDOWN, 142, 0, 255, "MethodDCEnd", L_method, {6, 7, 8, 8}},
+	{P_RUNDOWN, 143, 0, 255, "MethodDCStartVerbose", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNDOWN, 144, 0, 255, "MethodDCEndVerbose", L_method_verbose, {9, 10, 11, 11}},
+	{P_RUNTIME, 152, 0, 255, "ModuleLoad", L_module, {6, 7, 13, 13}},
+	{P_RUNTIME, 153, 0, 255, "ModuleUnload", L_module, {6, 7, 13, 13}},
+	{P_RUNDOWN, 153, 0, 255, "ModuleDCStart", L_module, {6, 7, 13, 13}},
+	{P_RUNDOWN, 154, 0, 255, "ModuleDCEnd", L_module, {6, 7, 13, 13}},
+	{P_RUNTIME, 151, 0, 255, "DomainModuleLoad", L_domain_module, {7, 8, 8, 8}},
+	{P_RUNDOWN, 151, 0, 255, "DomainModuleDCStart", L_domain_module, {7, 8, 8, 8}},
+	{P_RUNDOWN, 152, 0, 255, "DomainModuleDCEnd", L_domain_module, {7, 8, 8, 8}},
+	{P_RUNTIME, 154, 0, 0, "AssemblyLoad", L_assembly_v0, {4, 4, 4, 4}},
+	{P_RUNTIME, 154, 1, 255, "AssemblyLoad", L_assembly, {0, 6, 6, 6}},
+	{P_RUNTIME, 155, 1, 255, "AssemblyUnload", L_assembly, {0, 6, 6, 6}},
+	{P_RUNDOWN, 155, 1, 255, "AssemblyDCStart", L_assembly, {0, 6, 6, 6}},
+	{P_RUNDOWN, 156, 1, 255, "AssemblyDCEnd", L_assembly, {0, 6, 6, 6}},
+	{P_RUNTIME, 81, 0, 255, "ContentionStart", L_contention_start, {1, 2, 5, 5}},
+	{P_RUNTIME, 91, 0, 255, "ContentionStop", L_contention_stop, {1, 2, 3, 3}},
+	{P_RUNTIME, 1, 0, 0, "GCStart", L_gcstart_v0, {2, 2, 2, 2}},
+	{P_RUNTIME, 1, 1, 255, "GCStart", L_gcstart, {0, 5, 6, 6}},
+	{P_RUNTIME, 2, 0, 0, "GCEnd", L_gcend_v0, {2, 2, 2, 2}},
+	{P_RUNTIME, 2, 1, 255, "GCEnd", L_gcend, {0, 3, 3, 3}},
+	{P_RUNTIME, 9, 0, 0, "GCSuspendEEBegin", L_suspend_v0, {1, 1, 1, 1}},
+	{P_RUNTIME, 9, 1, 255, "GCSuspendEEBegin", L_suspend, {0, 3, 3, 3}},
+	{P_RUNTIME, 8, 0, 255, "GCSuspendEEEnd", L_clr, {0, 1, 1, 1}},
+	{P_RUNTIME, 7, 0, 255, "GCRestartEEBegin", L_clr, {0, 1, 1, 1}},
+	{P_RUNTIME, 3, 0, 255, "GCRestartEEEnd", L_clr, {0, 1, 1, 1}},
+	{P_RUNTIME, 85, 0, 255, "ThreadCreated", L_thread_created, {6, 6, 6, 6}},
+	{P_RUNTIME, 86, 0, 255, "ThreadTerminated", L_thread_terminated, {3, 3, 3, 3}},
+	{P_RUNTIME, 70, 0, 255, "ThreadCreating", L_thread_creating, {2, 2, 2, 2}},
+	{P_RUNTIME, 71, 0, 255, "ThreadRunning", L_thread_creating, {2, 2, 2, 2}},
+	{P_RUNTIME, 50, 0, 255, "ThreadPoolWorkerThreadStart", L_tp_worker, {3, 3, 3, 3}},
+	{P_RUNTIME, 51, 0, 255, "ThreadPoolWorkerThreadStop", L_tp_worker, {3, 3, 3, 3}},
+	{P_RUNTIME, 57, 0, 255, "ThreadPoolWorkerThreadWait", L_tp_worker, {3, 3, 3, 3}},
+	{P_RUNTIME, 10, 0, 255, "GCAllocationTick", L_alloc_tick, {2, 3, 6, 8}},
+	{P_RUNTIME, 301, 0, 255, "WaitHandleWaitStart", L_waithandle_start, {3, 3, 3, 3}},
+	{P_RUNTIME, 302, 0, 255, "WaitHandleWaitStop", L_clr, {1, 1, 1, 1}},
+	{P_RUNDOWN, 300, 0, 255, "ExecutionCheckpointDCEnd", L_checkpoint, {3, 3, 3, 3}},
+	{P_RUNDOWN, 187, 0, 255, "RuntimeInformationDCStart", L_runtime_info, {15, 15, 15, 15}},
+	{P_RUNDOWN, 145, 0, 255, "DCStartComplete", L_clr, {0, 1, 1, 1}},
+	{P_RUNDOWN, 146, 0, 255, "DCEndComplete", L_clr, {0, 1, 1, 1}},
+	{P_RUNDOWN, 147, 0, 255, "DCStartInit", L_clr, {0, 1, 1, 1}},
+	{P_RUNDOWN, 148, 0, 255, "DCEndInit", L_clr, {0, 1, 1, 1}},
+	{P_EVENTPIPE, 1, 0, 255, "ProcessInfo", L_process_info, {1, 3, 3, 3}},
+};
+
+const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,
+				  uint32_t *nfields, const char **name)
+{
+	unsigned pm;
+	if (strcmp(provider, NT_PROVIDER_RUNTIME) == 0)
+		pm = P_RUNTIME;
+	else if (strcmp(provider, NT_PROVIDER_RUNDOWN) == 0)
+		pm = P_RUNDOWN;
+	else if (strcmp(provider, NT_PROVIDER_SAMPLER) == 0)
+		pm = P_SAMPLER;
+	else if (strcmp(provider, NT_PROVIDER_EVENTPIPE) == 0)
+		pm = P_EVENTPIPE;
+	else
+		return NULL;
+	for (size_t i = 0; i < sizeof BUILTINS / sizeof BUILTINS[0]; i++) {
+		const builtin *b = &BUILTINS[i];
+		if (!(b->providers & pm) || b->event_id != event_id || version < b->min_version ||
+		    version > b->max_version)
+			continue;
+		*name = b->name;
+		*nfields = b->nfields_by_version[version > 3 ? 3 : version];
+		return *nfields ? b->fields : NULL;
+	}
+	return NULL;
+}

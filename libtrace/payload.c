@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/* payload.c - decoding event payloads field by field from metadata (file or built-in):
+ * JSON rendering for dumps and the SQL store, and single-field lookup for analysis.
+ * Payload bytes are untrusted: every field is bounds-checked; a mismatch is reported in
+ * the output, never as a failure. Not here: metadata parsing (metadata.c). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#define MAX_DEPTH 8
+
+typedef struct jbuf {
+	const nt_sink *sink;
+	char buf[4096];
+	size_t n;
+	int rc;
+} jbuf;
+
+static void jflush(jbuf *j)
+{
+	if (j->n && j->rc == 0)
+		j->rc = j->sink->write(j->sink->ctx, j->buf, j->n);
+	j->n = 0;
+}
+
+static void jput(jbuf *j, const char *s, size_t len)
+{
+	while (len) {
+		if (j->n == sizeof j->buf)
+			jflush(j);
+		size_t k = sizeof j->buf - j->n;
+		if (k > len)
+			k = len;
+		memcpy(j->buf + j->n, s, k);
+		j->n += k;
+		s += k;
+		len -= k;
+	}
+}
+
+static void jputs(jbuf *j, const char *s)
+{
+	jput(j, s, strlen(s));
+}
+
+static void jprintf(jbuf *j, const char *fmt, ...) NT_PRINTF(2, 3);
+static void jprintf(jbuf *j, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		jput(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* JSON string escaping of UTF-8 text. */
+static void jstr(jbuf *j, const char *s)
+{
+	jput(j, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			jput(j, e, 2);
+		} else if (c < 0x20) {
+			jprintf(j, "\\u%04x", c);
+		} else {
+			jput(j, s, 1);
+		}
+	}
+	jput(j, "\"", 1);
+}
+
+static void jguid(jbuf *j, const uint8_t *g)
+{
+	jprintf(j, "\"%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", nt_le32(g),
+		nt_le16(g + 4), nt_le16(g + 6), g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+static size_t scalar_size(uint32_t type, uint32_t ptrsize)
+{
+	switch (type) {
+	case NT_TYPE_BOOL32: return 4;
+	case NT_TYPE_CHAR: return 2;
+	case NT_TYPE_I8: case NT_TYPE_U8: case NT_TYPE_BOOL8: case NT_TYPE_UTF8CHAR: return 1;
+	case NT_TYPE_I16: case NT_TYPE_U16: return 2;
+	case NT_TYPE_I32: case NT_TYPE_U32: case NT_TYPE_F32: return 4;
+	case NT_TYPE_I64: case NT_TYPE_U64: case NT_TYPE_F64: case NT_TYPE_DATETIME: return 8;
+	case NT_TYPE_DECIMAL: case NT_TYPE_GUID: return 16;
+	case NT_TYPE_RELLOC: case NT_TYPE_DATALOC: return 4;
+	case NT_TYPE_POINTER: return ptrsize;
+	default: return 0;
+	}
+}
+
+typedef struct pctx {
+	const uint8_t *p;
+	size_t len, pos;
+	uint32_t ptrsize;
+	const char *error; /* first decoding problem */
+} pctx;
+
+static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t fixed,
+			const nt_field *sub, uint32_t nsub, int depth);
+
+static int decode_fields(pctx *c, jbuf *j, const nt_field *f, uint32_t n, int depth)
+{
+	if (j)
+		jputs(j, "{");
+	for (uint32_t i = 0; i < n; i++) {
+		if (j) {
+			if (i)
+				jputs(j, ",");
+			jstr(j, f[i].name ? f[i].name : "");
+			jputs(j, ":");
+		}
+		if (decode_value(c, j, f[i].type, f[i].elem_type, f[i].fixed_count, f[i].fields,
+				 f[i].nfields, depth + 1)) {
+			if (j)
+				jputs(j, "null");
+			if (j)
+				jputs(j, "}");
+			return -1;
+		}
+	}
+	if (j)
+		jputs(j, "}");
+	return 0;
+}
+
+static int need(pctx *c, size_t n, const char *what)
+{
+	if (c->len - c->pos < n) {
+		if (!c->error)
+			c->error = what;
+		return -1;
+	}
+	return 0;
+}
+
+static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
+{
+	size_t sz = scalar_size(type, c->ptrsize);
+	const uint8_t *p = c->p + c->pos;
+	if (type == NT_TYPE_STRING) {
+		size_t i;
+		for (i = c->pos; i + 1 < c->len; i += 2)
+			if (c->p[i] == 0 && c->p[i + 1] == 0)
+				break;
+		if (i + 1 >= c->len) {
+			c->error = c->error ? c->error : "unterminated string";
+			return -1;
+		}
+		if (j) {
+			char *s;
+			size_t used = nt_utf16z_dup(p, c->len - c->pos, &s);
+			if (used == (size_t)-1 || !s) {
+				jputs(j, "null");
+			} else {
+				jstr(j, s);
+				free(s);
+			}
+		}
+		c->pos = i + 2;
+		return 0;
+	}
+	if (type == NT_TYPE_VARINT || type == NT_TYPE_VARUINT) {
+		nt_cursor cur;
+		uint64_t v;
+		nt_cur_init(&cur, c->p, c->len, 0);
+		cur.pos = c->pos;
+		if (nt_cur_varu64(&cur, &v)) {
+			c->error = c->error ? c->error : "bad varint";
+			return -1;
+		}
+		c->pos = cur.pos;
+		if (j) {
+			if (type == NT_TYPE_VARINT)
+				jprintf(j, "%" PRId64, (int64_t)((v >> 1) ^ (0 - (v & 1))));
+			else
+				jprintf(j, "%" PRIu64, v);
+		}
+		return 0;
+	}
+	if (sz == 0) {
+		c->error = c->error ? c->error : "unknown field type";
+		return -1;
+	}
+	if (need(c, sz, "payload shorter than its fields"))
+		return -1;
+	c->pos += sz;
+	if (!j)
+		return 0;
+	switch (type) {
+	case NT_TYPE_BOOL32: jputs(j, nt_le32(p) ? "true" : "false"); break;
+	case NT_TYPE_BOOL8: jputs(j, p[0] ? "true" : "false"); break;
+	case NT_TYPE_CHAR: jprintf(j, "%u", nt_le16(p)); break;
+	case NT_TYPE_UTF8CHAR: jprintf(j, "%u", p[0]); break;
+	case NT_TYPE_I8: jprintf(j, "%d", (int8_t)p[0]); break;
+	case NT_TYPE_U8: jprintf(j, "%u", p[0]); break;
+	case NT_TYPE_I16: jprintf(j, "%d", (int16_t)nt_le16(p)); break;
+	case NT_TYPE_U16: jprintf(j, "%u", nt_le16(p)); break;
+	case NT_TYPE_I32: jprintf(j, "%" PRId32, (int32_t)nt_le32(p)); break;
+	case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
+		jprintf(j, "%" PRIu32, nt_le32(p));
+		break;
+	case NT_TYPE_I64: case NT_TYPE_DATETIME: jprintf(j, "%" PRId64, (int64_t)nt_le64(p)); break;
+	case NT_TYPE_U64: jprintf(j, "%" PRIu64, nt_le64(p)); break;
+	case NT_TYPE_F32: {
+		uint32_t u = nt_le32(p);
+		float f;
+		memcpy(&f, &u, 4);
+		if (isfinite(f))
+			jprintf(j, "%.9g", (double)f);
+		else
+			jputs(j, "null");
+		break;
+	}
+	case NT_TYPE_F64: {
+		uint64_t u = nt_le64(p);
+		double d;
+		memcpy(&d, &u, 8);
+		if (isfinite(d))
+			jprintf(j, "%.17g", d);
+		else
+			jputs(j, "null");
+		break;
+	}
+	case NT_TYPE_GUID: jguid(j, p); break;
+	case NT_TYPE_POINTER:
+		jprintf(j, "\"0x%" PRIx64 "\"", c->ptrsize == 8 ? nt_le64(p) : nt_le32(p));
+		break;
+	default: {
+		/* DECIMAL: raw hex */
+		jputs(j, "\"");
+		for (size_t i = 0; i < sz; i++)
+			jprintf(j, "%02x", p[i]);
+		jputs(j, "\"");
+	}
+	}
+	return 0;
+}
+
+static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t fixed,
+			const nt_field *sub, uint32_t nsub, int depth)
+{
+	if (depth > MAX_DEPTH) {
+		c->error = c->error ? c->error : "nesting too deep";
+		return -1;
+	}
+	if (type == NT_TYPE_OBJECT)
+		return decode_fields(c, j, sub, nsub, depth);
+	if (type == NT_TYPE_ARRAY || type == NT_TYPE_FIXED_ARRAY) {
+		uint32_t n = fixed;
+		if (type == NT_TYPE_ARRAY) {
+			if (need(c, 2, "payload ends inside an array count"))
+				return -1;
+			n = nt_le16(c->p + c->pos);
+			c->pos += 2;
+		}
+		if (j)
+			jputs(j, "[");
+		for (uint32_t i = 0; i < n; i++) {
+			if (j && i)
+				jputs(j, ",");
+			if (decode_value(c, j, elem, 0, 0, sub, nsub, depth + 1)) {
+				if (j)
+					jputs(j, "]");
+				return -1;
+			}
+		}
+		if (j)
+			jputs(j, "]");
+		return 0;
+	}
+	return decode_scalar(c, j, type);
+}
+
+int nt_payload_write_json(const nt_event *ev, uint32_t pointer_size, const nt_sink *sink)
+{
+	jbuf *j = malloc(sizeof *j);
+	if (!j)
+		return NT_ENOMEM;
+	j->sink = sink;
+	j->n = 0;
+	j->rc = 0;
+	pctx c = {ev->payload, ev->payload_len, 0, pointer_size, NULL};
+	const nt_metadata *m = ev->meta;
+	if (m && m->nfields) {
+		int bad = decode_fields(&c, j, m->fields, m->nfields, 0);
+		/* Close with the problem and the undecoded rest, so nothing is lost. */
+		if (bad || c.pos < c.len) {
+			j->n--; /* drop the closing brace */
+			if (bad)
+				jprintf(j, ",\"_error\":\"%s\"", c.error ? c.error : "decode error");
+			if (c.pos < c.len) {
+				jputs(j, ",\"_rest\":\"");
+				for (size_t i = c.pos; i < c.len; i++)
+					jprintf(j, "%02x", c.p[i]);
+				jputs(j, "\"");
+			}
+			jputs(j, "}");
+		}
+	} else if (c.len) {
+		jputs(j, "{\"_raw\":\"");
+		for (size_t i = 0; i < c.len; i++)
+			jprintf(j, "%02x", c.p[i]);
+		jputs(j, "\"}");
+	} else {
+		jputs(j, "{}");
+	}
+	jflush(j);
+	int rc = j->rc;
+	free(j);
+	return rc;
+}
+
+int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, nt_value *out)
+{
+	const nt_metadata *m = ev->meta;
+	if (!m)
+		return 0;
+	pctx c = {ev->payload, ev->payload_len, 0, pointer_size, NULL};
+	for (uint32_t i = 0; i < m->nfields; i++) {
+		const nt_field *f = &m->fields[i];
+		size_t start = c.pos;
+		if (f->name && strcmp(f->name, name) == 0) {
+			if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
+					 f->nfields, 0))
+				return 0;
+			const uint8_t *p = c.p + start;
+			memset(out, 0, sizeof *out);
+			out->type = f->type;
+			out->raw = p;
+			out->raw_len = c.pos - start;
+			switch (f->type) {
+			case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
+				out->u = p[0];
+				out->i = (int64_t)out->u;
+				break;
+			case NT_TYPE_I8: out->i = (int8_t)p[0]; out->u = (uint64_t)out->i; break;
+			case NT_TYPE_CHAR: case NT_TYPE_U16: out->u = nt_le16(p); out->i = (int64_t)out->u; break;
+			case NT_TYPE_I16: out->i = (int16_t)nt_le16(p); out->u = (uint64_t)out->i; break;
+			case NT_TYPE_BOOL32: case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
+				out->u = nt_le32(p);
+				out->i = (int64_t)out->u;
+				break;
+			case NT_TYPE_I32: out->i = (int32_t)nt_le32(p); out->u = (uint64_t)out->i; break;
+			case NT_TYPE_I64: case NT_TYPE_DATETIME:
+				out->i = (int64_t)nt_le64(p);
+				out->u = (uint64_t)out->i;
+				break;
+			case NT_TYPE_U64: out->u = nt_le64(p); out->i = (int64_t)out->u; break;
+			case NT_TYPE_POINTER:
+				out->u = pointer_size == 8 ? nt_le64(p) : nt_le32(p);
+				out->i = (int64_t)out->u;
+				break;
+			case NT_TYPE_F32: {
+				uint32_t u = nt_le32(p);
+				float fl;
+				memcpy(&fl, &u, 4);
+				out->d = fl;
+				break;
+			}
+			case NT_TYPE_F64: {
+				uint64_t u = nt_le64(p);
+				memcpy(&out->d, &u, 8);
+				break;
+			}
+			default: break;
+			}
+			return 1;
+		}
+		if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
+				 f->nfields, 0))
+			return 0;
+	}
+	return 0;
+}
+
+int nt_event_is_sample(const nt_event *ev, uint32_t *type)
+{
+	const nt_metadata *m = ev->meta;
+	if (!m || m->event_id != 0 || strcmp(m->provider, NT_PROVIDER_SAMPLER) != 0)
+		return 0;
+	if (type)
+		*type = ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
+	return 1;
+}

@@ -1,0 +1,1435 @@
+/* SPDX-License-Identifier: MIT */
+/* reader.c - the streaming nettrace reader: container framing (V4/V5 FastSerialization
+ * objects, V6 blocks), block dispatch, compressed/uncompressed event headers, stack
+ * blocks, sequence points, lost-event accounting, and timestamp ordering.
+ *
+ * Ordering (doc/format/nettrace.md, spec §6): events are queued per capture thread; a
+ * sorted event with timestamp T guarantees that no later event is older than T, so after
+ * each block every queued event with timestamp <= the largest such T is dispatched in
+ * timestamp order (k-way merge; ties by file order). Sequence points and the end of the
+ * stream dispatch everything. Memory is bounded by one sequence-point region.
+ * Not here: metadata parsing (metadata.c), payload decoding (payload.c), input (input.c). */
+#include "input.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* One decoded event waiting for dispatch (or about to be returned in file order). */
+typedef struct qev {
+	uint64_t timestamp;
+	uint64_t thread_id;
+	uint64_t capture_thread_id;
+	uint64_t offset;      /* file offset of the blob */
+	uint64_t order;       /* arrival number (tie-break) */
+	size_t payload_off;   /* into r->arena (queued) */
+	const uint8_t *payload_ptr; /* file-order mode: points into the block */
+	uint32_t payload_len;
+	uint32_t meta_id;
+	uint32_t seq;
+	uint32_t processor;
+	uint32_t stack_id;
+	uint32_t label_id;    /* V6 label list id */
+	uint8_t sorted;
+	uint8_t activity_id[16];
+	uint8_t related_activity_id[16];
+} qev;
+
+/* Per capture thread: sequence accounting and its FIFO of queued events. */
+typedef struct cthread {
+	uint64_t id;       /* OS thread id (V6: thread index until mapped) */
+	uint32_t last_seq;
+	uint64_t lost;
+	qev *q;            /* queue [head, len) */
+	size_t head, len, cap;
+} cthread;
+
+/* A stack of the current region: IPs in r->ips[off .. off+depth). */
+typedef struct stackref {
+	size_t off;
+	uint32_t depth;
+	uint8_t defined;
+} stackref;
+
+/* V6 label list: activity ids. */
+typedef struct labellist {
+	uint8_t activity_id[16];
+	uint8_t related_activity_id[16];
+} labellist;
+
+/* V6 thread table entry. */
+typedef struct v6thread {
+	uint64_t index;
+	uint64_t os_tid;
+	uint64_t os_pid;
+} v6thread;
+
+struct nt_reader {
+	nt_input in;
+	char *name;
+	unsigned flags;
+	nt_trace_header hdr;
+	int v6;
+	nt_meta_store *meta;
+	nt_reader_stats stats;
+
+	/* stacks of the current sequence-point region, by id-1 */
+	stackref *stacks;
+	size_t nstacks, stacks_cap;
+	uint64_t *ips;
+	size_t nips, ips_cap;
+
+	/* capture threads */
+	cthread *threads;
+	size_t nthreads, threads_cap;
+	size_t last_thread; /* cache for thread lookup */
+
+	/* queued payload bytes (reset when no event is queued) */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	size_t queued;        /* events queued in all threads */
+	uint64_t order;       /* arrival counter */
+	uint64_t bound;       /* dispatch events with timestamp <= bound */
+	int have_bound;
+	int flush_all;        /* dispatch everything (SP or end) */
+
+	/* file-order mode: events of the current block decoded one at a time */
+	qev cur;
+
+	/* current block being decoded incrementally (file-order mode) */
+	nt_cursor blk;
+	int in_block;         /* 1 while a block's events are being returned */
+	size_t blk_consume;   /* bytes to consume from input when the block is done */
+	int blk_compressed;
+	qev prev;             /* compressed-header state */
+	uint64_t blk_cur_thread;
+
+	/* V6 */
+	labellist *labels;
+	size_t nlabels, labels_cap;
+	v6thread *v6threads;
+	size_t nv6threads, v6threads_cap;
+
+	/* delivered event */
+	nt_event ev;
+	int done;             /* end reached (0 returned) */
+	int failed;
+	char warning[256];
+	uint64_t warning_offset;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static int fmt_err(nt_reader *r, nt_error *err, uint64_t off, const char *fmt, ...)
+	NT_PRINTF(4, 5);
+static int fmt_err(nt_reader *r, nt_error *err, uint64_t off, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	r->failed = 1;
+	return nt_fail(err, NT_EFORMAT, off, "%s", buf);
+}
+
+static cthread *get_thread(nt_reader *r, uint64_t id)
+{
+	if (r->last_thread < r->nthreads && r->threads[r->last_thread].id == id)
+		return &r->threads[r->last_thread];
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].id == id) {
+			r->last_thread = i;
+			return &r->threads[i];
+		}
+	if (nt_grow((void **)&r->threads, &r->threads_cap, r->nthreads + 1, sizeof(cthread)))
+		return NULL;
+	cthread *t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof *t);
+	t->id = id;
+	r->last_thread = r->nthreads++;
+	return t;
+}
+
+static uint64_t v6_tid(nt_reader *r, uint64_t index)
+{
+	for (size_t i = 0; i < r->nv6threads; i++)
+		if (r->v6threads[i].index == index)
+			return r->v6threads[i].os_tid;
+	return index;
+}
+
+static void reset_stacks(nt_reader *r)
+{
+	r->nstacks = 0;
+	r->nips = 0;
+}
+
+/* Accounts sequence number s of capture thread t (spec §6 "Dropped events"). */
+static void account_seq(nt_reader *r, cthread *t, uint32_t s)
+{
+	if (t->last_seq != 0 || r->v6) {
+		uint32_t dropped = s - 1 - t->last_seq;
+		/* A huge value means the number went backwards (thread id reuse); not a loss. */
+		if (dropped != 0 && dropped < 0x80000000u) {
+			t->lost += dropped;
+			r->stats.lost_events += dropped;
+		}
+	}
+	t->last_seq = s;
+}
+
+/* ------------------------------------------------------------------ open */
+
+static int read_exact(nt_reader *r, size_t n, const uint8_t **p, const char *what,
+		      nt_error *err)
+{
+	size_t avail;
+	int rc = nt_in_peek(&r->in, n, p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		r->failed = 1;
+		return nt_fail(err, NT_ETRUNC, r->in.offset + avail,
+			       "file ends inside %s (needed %zu bytes, have %zu)", what, n, avail);
+	}
+	return 0;
+}
+
+static int parse_v6_trace_block(nt_reader *r, nt_cursor *c, nt_error *err);
+
+static int read_stream_header(nt_reader *r, nt_error *err)
+{
+	const uint8_t *p;
+	size_t avail;
+	int rc = nt_in_peek(&r->in, 12, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 || memcmp(p, "Nettrace", 8) != 0) {
+		if (avail >= 4 && nt_le32(p) == 20 && avail >= 12 && memcmp(p + 4, "!Fast", 5) == 0)
+			return nt_fail(err, NT_EUNSUPPORTED, 0,
+				       "netperf (V3) files are not supported, only nettrace V4-V6");
+		if (avail < 8 && rc == 1 && (avail == 0 || memcmp(p, "Nettrace", avail) == 0))
+			return nt_fail(err, NT_ETRUNC, avail, "file ends inside the magic (%zu bytes)",
+				       avail);
+		return nt_fail(err, NT_EFORMAT, 0, "not a nettrace file (no \"Nettrace\" magic)");
+	}
+	uint32_t next = nt_le32(p + 8);
+	if (next == 0) {
+		/* V6: uint32 0, uint32 major, uint32 minor */
+		rc = read_exact(r, 20, &p, "the V6 stream header", err);
+		if (rc)
+			return rc;
+		uint32_t major = nt_le32(p + 12), minor = nt_le32(p + 16);
+		if (major != 6)
+			return nt_fail(err, NT_EUNSUPPORTED, 12,
+				       "unsupported nettrace major version %" PRIu32
+				       " (this reader supports 4-6)",
+				       major);
+		r->v6 = 1;
+		r->hdr.format_version = 6;
+		r->hdr.minor_version = minor;
+		nt_in_consume(&r->in, 20);
+		/* First block must be the Trace block (kind 1). */
+		rc = read_exact(r, 4, &p, "the Trace block header", err);
+		if (rc)
+			return rc;
+		uint32_t bh = nt_le32(p);
+		uint32_t size = bh & 0xFFFFFF, kind = bh >> 24;
+		if (kind != 1)
+			return fmt_err(r, err, r->in.offset,
+				       "first V6 block has kind %" PRIu32 ", expected 1 (Trace)", kind);
+		rc = read_exact(r, 4 + (size_t)size, &p, "the Trace block", err);
+		if (rc)
+			return rc;
+		nt_cursor c;
+		nt_cur_init(&c, p + 4, size, r->in.offset + 4);
+		rc = parse_v6_trace_block(r, &c, err);
+		if (rc)
+			return rc;
+		nt_in_consume(&r->in, 4 + (size_t)size);
+		return 0;
+	}
+	if (next != 20)
+		return fmt_err(r, err, 8,
+			       "bad serialization header: length %" PRIu32 ", expected 20", next);
+	rc = read_exact(r, 32, &p, "the serialization header", err);
+	if (rc)
+		return rc;
+	if (memcmp(p + 12, "!FastSerialization.1", 20) != 0)
+		return fmt_err(r, err, 12, "bad serialization header: expected \"!FastSerialization.1\"");
+	nt_in_consume(&r->in, 32);
+	r->hdr.format_version = 4;
+	return 0;
+}
+
+/* Reads a FastSerialization object header (05 05 01 ver minver name 06) at the current
+ * position. Returns 0 and the type name, 1 at the end-of-stream tag, 2 when the input
+ * ends cleanly between objects (no end tag), < 0 on error. Consumes the header. */
+static int read_object_header(nt_reader *r, char name[64], int32_t *version, nt_error *err)
+{
+	const uint8_t *p;
+	size_t avail;
+	uint64_t off = r->in.offset;
+	int rc = nt_in_peek(&r->in, 1, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+		return 2;
+	if (p[0] == 0x01) {
+		nt_in_consume(&r->in, 1);
+		return 1;
+	}
+	rc = nt_in_peek(&r->in, 15, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		r->stats.truncated = 1;
+		r->stats.truncated_at = off;
+		return 3;
+	}
+	if (p[0] != 0x05 || p[1] != 0x05 || p[2] != 0x01)
+		return fmt_err(r, err, off,
+			       "expected object start 05 05 01, found %02x %02x %02x", p[0], p[1],
+			       p[2]);
+	*version = (int32_t)nt_le32(p + 3);
+	uint32_t nlen = nt_le32(p + 11);
+	if (nlen == 0 || nlen > 63)
+		return fmt_err(r, err, off + 11, "object type name length %" PRIu32 " out of range 1..63",
+			       nlen);
+	rc = nt_in_peek(&r->in, 15 + (size_t)nlen + 1, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		r->stats.truncated = 1;
+		r->stats.truncated_at = off;
+		return 3;
+	}
+	memcpy(name, p + 15, nlen);
+	name[nlen] = '\0';
+	for (uint32_t i = 0; i < nlen; i++)
+		if (name[i] < 0x20 || (unsigned char)name[i] > 0x7e)
+			return fmt_err(r, err, off + 15 + i, "object type name is not printable ASCII");
+	if (p[15 + nlen] != 0x06)
+		return fmt_err(r, err, off + 15 + nlen,
+			       "expected end of type tag 06 after \"%s\", found %02x", name,
+			       p[15 + nlen]);
+	nt_in_consume(&r->in, 15 + (size_t)nlen + 1);
+	return 0;
+}
+
+static int read_trace_object(nt_reader *r, nt_error *err)
+{
+	char name[64];
+	int32_t version;
+	uint64_t off = r->in.offset;
+	int rc = read_object_header(r, name, &version, err);
+	if (rc < 0)
+		return rc;
+	if (rc != 0)
+		return nt_fail(err, rc == 1 ? NT_EFORMAT : NT_ETRUNC, off,
+			       "file ends before the Trace object");
+	if (strcmp(name, "Trace") != 0)
+		return fmt_err(r, err, off, "first object is \"%s\", expected \"Trace\"", name);
+	if (version != 4)
+		return nt_fail(err, NT_EUNSUPPORTED, off + 3,
+			       "Trace object version %" PRId32 " is not supported (expected 4)",
+			       version);
+	const uint8_t *p;
+	rc = read_exact(r, 49, &p, "the Trace object", err);
+	if (rc)
+		return rc;
+	for (int i = 0; i < 8; i++)
+		r->hdr.sync_time_utc[i] = nt_le16(p + 2 * i);
+	r->hdr.sync_qpc = nt_le64(p + 16);
+	r->hdr.qpc_frequency = nt_le64(p + 24);
+	r->hdr.pointer_size = nt_le32(p + 32);
+	r->hdr.process_id = nt_le32(p + 36);
+	r->hdr.processors = nt_le32(p + 40);
+	r->hdr.expected_sampling_ns = nt_le32(p + 44);
+	r->hdr.trace_object_version = (uint32_t)version;
+	if (p[48] != 0x06)
+		return fmt_err(r, err, r->in.offset + 48, "expected end of Trace object tag 06, found %02x",
+			       p[48]);
+	if (r->hdr.pointer_size != 4 && r->hdr.pointer_size != 8)
+		return fmt_err(r, err, r->in.offset + 32, "pointer size %" PRIu32 " is not 4 or 8",
+			       r->hdr.pointer_size);
+	if (r->hdr.qpc_frequency == 0)
+		return fmt_err(r, err, r->in.offset + 24, "QPC frequency is 0");
+	nt_in_consume(&r->in, 49);
+	return 0;
+}
+
+static int v6_string(nt_cursor *c, char *buf, size_t bufsize)
+{
+	uint32_t n;
+	const uint8_t *p;
+	if (nt_cur_varu32(c, &n) || nt_cur_bytes(c, n, &p))
+		return -1;
+	size_t k = n < bufsize - 1 ? n : bufsize - 1;
+	memcpy(buf, p, k);
+	buf[k] = '\0';
+	return 0;
+}
+
+static int parse_v6_trace_block(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	uint64_t u;
+	uint32_t ptr, kvs;
+	for (int i = 0; i < 8; i++) {
+		uint16_t v;
+		if (nt_cur_u16(c, &v))
+			goto trunc;
+		r->hdr.sync_time_utc[i] = v;
+	}
+	if (nt_cur_u64(c, &u))
+		goto trunc;
+	r->hdr.sync_qpc = u;
+	if (nt_cur_u64(c, &u))
+		goto trunc;
+	r->hdr.qpc_frequency = u;
+	if (nt_cur_u32(c, &ptr) || nt_cur_u32(c, &kvs))
+		goto trunc;
+	r->hdr.pointer_size = ptr;
+	if (ptr != 4 && ptr != 8)
+		return fmt_err(r, err, nt_cur_offset(c) - 8, "pointer size %" PRIu32 " is not 4 or 8", ptr);
+	if (r->hdr.qpc_frequency == 0)
+		return fmt_err(r, err, nt_cur_offset(c), "tick frequency is 0");
+	/* Each pair takes at least 2 bytes, so the count is bounded by the block. */
+	if (kvs > nt_cur_left(c) / 2)
+		return fmt_err(r, err, nt_cur_offset(c) - 4,
+			       "key/value count %" PRIu32 " exceeds the Trace block", kvs);
+	for (uint32_t i = 0; i < kvs; i++) {
+		char k[64], v[64];
+		if (v6_string(c, k, sizeof k) || v6_string(c, v, sizeof v))
+			goto trunc;
+		unsigned long val = strtoul(v, NULL, 10);
+		if (strcmp(k, "ProcessId") == 0)
+			r->hdr.process_id = (uint32_t)val;
+		else if (strcmp(k, "HardwareThreadCount") == 0)
+			r->hdr.processors = (uint32_t)val;
+		else if (strcmp(k, "ExpectedCPUSamplingRate") == 0)
+			r->hdr.expected_sampling_ns = (uint32_t)val;
+	}
+	return 0;
+trunc:
+	return fmt_err(r, err, nt_cur_offset(c), "Trace block ends inside a field");
+}
+
+/* ------------------------------------------------------------------ open/close */
+
+static int reader_new(nt_reader **out, const nt_reader_opts *opts, const char *defname,
+		      nt_error *err)
+{
+	nt_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate reader");
+	const char *name = defname;
+	if (opts && opts->sz >= offsetof(nt_reader_opts, flags) + sizeof(unsigned))
+		r->flags = opts->flags;
+	if (opts && opts->sz >= sizeof(nt_reader_opts) && opts->name)
+		name = opts->name;
+	r->name = nt_strdup(name ? name : "-");
+	r->meta = nt_meta_store_new();
+	r->in.fd = -1;
+	if (!r->name || !r->meta) {
+		nt_meta_store_free(r->meta);
+		free(r->name);
+		free(r);
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate reader");
+	}
+	*out = r;
+	return 0;
+}
+
+static int reader_start(nt_reader *r, nt_error *err)
+{
+	int rc = read_stream_header(r, err);
+	if (rc == 0 && !r->v6)
+		rc = read_trace_object(r, err);
+	return rc;
+}
+
+int nt_reader_open_mem(nt_reader **out, const void *buf, size_t len, const nt_reader_opts *opts,
+		       nt_error *err)
+{
+	nt_reader *r;
+	*out = NULL;
+	if (!buf && len)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL buffer");
+	int rc = reader_new(&r, opts, "<memory>", err);
+	if (rc)
+		return rc;
+	nt_in_init_mem(&r->in, buf ? buf : "", len);
+	rc = reader_start(r, err);
+	if (rc) {
+		nt_reader_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static int open_fd_common(nt_reader **out, int fd, int own, const nt_reader_opts *opts,
+			  const char *name, nt_error *err)
+{
+	nt_reader *r;
+	int rc = reader_new(&r, opts, name, err);
+	if (rc) {
+		if (own)
+			close(fd);
+		return rc;
+	}
+	rc = nt_in_init_fd(&r->in, fd, own, err);
+	if (rc == 0)
+		rc = reader_start(r, err);
+	if (rc) {
+		nt_reader_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int nt_reader_open_fd(nt_reader **out, int fd, const nt_reader_opts *opts, nt_error *err)
+{
+	*out = NULL;
+	if (fd < 0)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad file descriptor %d", fd);
+	return open_fd_common(out, fd, 0, opts, "-", err);
+}
+
+int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts *opts,
+			nt_error *err)
+{
+	*out = NULL;
+	if (!path)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL path");
+	if (strcmp(path, "-") == 0)
+		return open_fd_common(out, 0, 0, opts, "-", err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nt_fail_errno(err, errno, "cannot open %s", path);
+	return open_fd_common(out, fd, 1, opts, path, err);
+}
+
+void nt_reader_free(nt_reader *r)
+{
+	if (!r)
+		return;
+	nt_in_free(&r->in);
+	nt_meta_store_free(r->meta);
+	for (size_t i = 0; i < r->nthreads; i++)
+		free(r->threads[i].q);
+	free(r->threads);
+	free(r->stacks);
+	free(r->ips);
+	free(r->arena);
+	free(r->labels);
+	free(r->v6threads);
+	free(r->name);
+	free(r);
+}
+
+const nt_trace_header *nt_reader_header(const nt_reader *r)
+{
+	return &r->hdr;
+}
+
+const nt_reader_stats *nt_reader_stats_get(const nt_reader *r)
+{
+	return &r->stats;
+}
+
+int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread_id, uint64_t *lost)
+{
+	if (i >= r->nthreads)
+		return 0;
+	*capture_thread_id = r->threads[i].id;
+	*lost = r->threads[i].lost;
+	return 1;
+}
+
+const char *nt_reader_warning(const nt_reader *r, uint64_t *offset)
+{
+	if (!r->warning[0])
+		return NULL;
+	if (offset)
+		*offset = r->warning_offset;
+	return r->warning;
+}
+
+size_t nt_reader_metadata_count(const nt_reader *r)
+{
+	return nt_meta_count(r->meta);
+}
+
+const nt_metadata *nt_reader_metadata_at(const nt_reader *r, size_t i)
+{
+	return nt_meta_at(r->meta, i);
+}
+
+/* ------------------------------------------------------------------ stacks */
+
+static int parse_stack_block(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	uint32_t first, count;
+	if (nt_cur_u32(c, &first) || nt_cur_u32(c, &count))
+		return fmt_err(r, err, nt_cur_offset(c), "StackBlock ends inside its header");
+	/* Every stack takes at least its 4-byte size, so count is bounded by the block. */
+	if (count > nt_cur_left(c) / 4)
+		return fmt_err(r, err, nt_cur_offset(c) - 4,
+			       "stack count %" PRIu32 " exceeds the StackBlock (%zu bytes left)", count,
+			       nt_cur_left(c));
+	if (first == 0 && count > 0)
+		return fmt_err(r, err, nt_cur_offset(c) - 8, "stack block first id is 0");
+	/* Ids are contiguous from 1 in every region; a gap is tolerated (undefined ids
+	 * resolve to empty stacks and are counted), but an id beyond what the region could
+	 * hold is corruption. */
+	if ((uint64_t)first - 1 > r->nstacks + (uint64_t)(nt_cur_left(c) / 4) + 1048576u)
+		return fmt_err(r, err, nt_cur_offset(c) - 8,
+			       "stack first id %" PRIu32 " is far beyond the %zu stacks defined",
+			       first, r->nstacks);
+	size_t need = (size_t)first - 1 + count;
+	if (nt_grow((void **)&r->stacks, &r->stacks_cap, need, sizeof(stackref)))
+		return nt_fail(err, NT_ENOMEM, nt_cur_offset(c), "cannot grow stack table");
+	while (r->nstacks < (size_t)first - 1)
+		r->stacks[r->nstacks++] = (stackref){0, 0, 0};
+	uint32_t ps = r->hdr.pointer_size;
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t sz;
+		const uint8_t *p;
+		uint64_t off = nt_cur_offset(c);
+		if (nt_cur_u32(c, &sz))
+			return fmt_err(r, err, off, "StackBlock ends inside stack #%" PRIu32, k);
+		if (sz % ps)
+			return fmt_err(r, err, off,
+				       "stack size %" PRIu32 " is not a multiple of the pointer size %" PRIu32,
+				       sz, ps);
+		if (nt_cur_bytes(c, sz, &p))
+			return fmt_err(r, err, off,
+				       "stack size %" PRIu32 " exceeds the StackBlock (%zu bytes left)", sz,
+				       nt_cur_left(c));
+		uint32_t depth = sz / ps;
+		if (nt_grow((void **)&r->ips, &r->ips_cap, r->nips + depth, sizeof(uint64_t)))
+			return nt_fail(err, NT_ENOMEM, off, "cannot grow stack storage");
+		uint64_t *dst = r->ips + r->nips;
+		if (ps == 8)
+			for (uint32_t i = 0; i < depth; i++)
+				dst[i] = nt_le64(p + 8 * i);
+		else
+			for (uint32_t i = 0; i < depth; i++)
+				dst[i] = nt_le32(p + 4 * i);
+		size_t id0 = (size_t)first - 1 + k;
+		if (id0 < r->nstacks) {
+			/* redefinition within a region: later definition wins */
+		} else {
+			r->nstacks = id0 + 1;
+		}
+		r->stacks[id0] = (stackref){r->nips, depth, 1};
+		r->nips += depth;
+		r->stats.stacks++;
+		if (depth > r->stats.max_stack_depth)
+			r->stats.max_stack_depth = depth;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ event headers */
+
+/* Decodes one event header at c into e, updating the compressed-header state prev.
+ * Returns 0, or < 0 with err set. */
+static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
+			 nt_error *err)
+{
+	uint64_t off = nt_cur_offset(c);
+	e->offset = off;
+	if (compressed) {
+		uint8_t flags;
+		uint32_t u32;
+		uint64_t u64;
+		if (nt_cur_u8(c, &flags))
+			goto trunc;
+		*e = *prev;
+		e->offset = off;
+		if (flags & 0x01) {
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->meta_id = u32;
+		}
+		if (flags & 0x02) {
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->seq = prev->seq + u32 + 1; /* uint32 wrap-around */
+			if (nt_cur_varu64(c, &u64))
+				goto bad;
+			e->capture_thread_id = u64;
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->processor = u32;
+		} else if (e->meta_id != 0) {
+			e->seq = prev->seq + 1;
+		}
+		if (flags & 0x04) {
+			if (nt_cur_varu64(c, &u64))
+				goto bad;
+			e->thread_id = u64;
+		}
+		if (flags & 0x08) {
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->stack_id = u32;
+		}
+		if (nt_cur_varu64(c, &u64))
+			goto bad;
+		if (u64 >= 0x8000000000000000ull)
+			r->stats.negative_ts_deltas++;
+		e->timestamp = prev->timestamp + u64; /* modulo 2^64 */
+		if (!r->v6) {
+			const uint8_t *g;
+			if (flags & 0x10) {
+				if (nt_cur_bytes(c, 16, &g))
+					goto trunc;
+				memcpy(e->activity_id, g, 16);
+			}
+			if (flags & 0x20) {
+				if (nt_cur_bytes(c, 16, &g))
+					goto trunc;
+				memcpy(e->related_activity_id, g, 16);
+			}
+		} else if (flags & 0x10) {
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->label_id = u32;
+		}
+		e->sorted = (flags & 0x40) ? 1 : 0;
+		if (flags & 0x80) {
+			if (nt_cur_varu32(c, &u32))
+				goto bad;
+			e->payload_len = u32;
+		}
+		*prev = *e;
+		prev->sorted = 0;
+		return 0;
+	}
+	/* Uncompressed (spec §3.3 / §7.3). */
+	uint32_t size, mid, seq, proc, stack, plen, label = 0;
+	uint64_t tid, ctid, ts;
+	size_t start = c->pos;
+	if (nt_cur_u32(c, &size))
+		goto trunc;
+	size_t after_size = c->pos;
+	if (size > nt_cur_left(c))
+		return fmt_err(r, err, off, "event size %" PRIu32 " exceeds the block (%zu bytes left)",
+			       size, nt_cur_left(c));
+	if (nt_cur_u32(c, &mid) || nt_cur_u32(c, &seq) || nt_cur_u64(c, &tid) ||
+	    nt_cur_u64(c, &ctid) || nt_cur_u32(c, &proc) || nt_cur_u32(c, &stack) ||
+	    nt_cur_u64(c, &ts))
+		goto trunc;
+	memset(e, 0, sizeof *e);
+	e->offset = off;
+	if (!r->v6) {
+		const uint8_t *g;
+		if (nt_cur_bytes(c, 16, &g))
+			goto trunc;
+		memcpy(e->activity_id, g, 16);
+		if (nt_cur_bytes(c, 16, &g))
+			goto trunc;
+		memcpy(e->related_activity_id, g, 16);
+	} else if (nt_cur_u32(c, &label)) {
+		goto trunc;
+	}
+	if (nt_cur_u32(c, &plen))
+		goto trunc;
+	e->meta_id = mid & 0x7FFFFFFFu;
+	e->sorted = (mid & 0x80000000u) ? 0 : 1; /* bit 31 set = NOT sorted */
+	e->seq = seq;
+	e->thread_id = tid;
+	e->capture_thread_id = ctid;
+	e->processor = proc;
+	e->stack_id = stack;
+	e->timestamp = ts;
+	e->label_id = label;
+	e->payload_len = plen;
+	if ((size_t)(c->pos - after_size) > size || plen > size - (c->pos - after_size))
+		return fmt_err(r, err, off,
+			       "event payload size %" PRIu32 " exceeds its event size %" PRIu32, plen,
+			       size);
+	/* Remember where the next event starts (EventSize covers header rest + payload +
+	 * padding); the caller reads the payload then jumps there. */
+	e->payload_off = start + 4 + size;
+	return 0;
+bad:
+	return fmt_err(r, err, nt_cur_offset(c), "bad varint in event header at blob offset %" PRIu64,
+		       off);
+trunc:
+	return fmt_err(r, err, nt_cur_offset(c), "event header ends past the end of the block");
+}
+
+/* ------------------------------------------------------------------ blocks */
+
+/* Parses an EventBlock/MetadataBlock header. Returns 0 or < 0. */
+static int parse_block_header(nt_reader *r, nt_cursor *c, int *compressed, nt_error *err)
+{
+	uint16_t hsize, flags;
+	uint64_t off = nt_cur_offset(c);
+	if (nt_cur_u16(c, &hsize) || nt_cur_u16(c, &flags))
+		return fmt_err(r, err, off, "block ends inside its header");
+	if (r->v6 && 0) {
+		/* V6 event blocks use the same header */
+	}
+	if (hsize < 20)
+		return fmt_err(r, err, off, "block header size %u is smaller than 20", hsize);
+	if (nt_cur_skip(c, (size_t)hsize - 4))
+		return fmt_err(r, err, off, "block header size %u exceeds the block (%zu bytes)", hsize,
+			       c->len);
+	*compressed = flags & 1;
+	return 0;
+}
+
+static int parse_metadata_block_v5(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	int compressed, rc;
+	rc = parse_block_header(r, c, &compressed, err);
+	if (rc)
+		return rc;
+	qev prev, e;
+	memset(&prev, 0, sizeof prev);
+	while (nt_cur_left(c) > 0) {
+		rc = decode_header(r, c, compressed, &prev, &e, err);
+		if (rc)
+			return rc;
+		const uint8_t *p;
+		uint64_t poff = nt_cur_offset(c);
+		if (nt_cur_bytes(c, e.payload_len, &p))
+			return fmt_err(r, err, e.offset,
+				       "metadata payload size %" PRIu32 " exceeds the block (%zu bytes left)",
+				       e.payload_len, nt_cur_left(c));
+		rc = nt_meta_parse_v5(r->meta, p, e.payload_len, poff, err);
+		if (rc) {
+			r->failed = 1;
+			return rc;
+		}
+		r->stats.metadata_records++;
+		if (!compressed)
+			c->pos = e.payload_off;
+	}
+	return 0;
+}
+
+static int parse_metadata_block_v6(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	uint16_t hsize, rsize;
+	if (nt_cur_u16(c, &hsize) || nt_cur_skip(c, hsize))
+		return fmt_err(r, err, nt_cur_offset(c), "metadata block header exceeds the block");
+	while (nt_cur_left(c) > 0) {
+		const uint8_t *p;
+		uint64_t off = nt_cur_offset(c);
+		if (nt_cur_u16(c, &rsize) || nt_cur_bytes(c, rsize, &p))
+			return fmt_err(r, err, off, "metadata row size exceeds the block");
+		int rc = nt_meta_parse_v6(r->meta, p, rsize, off + 2, err);
+		if (rc) {
+			r->failed = 1;
+			return rc;
+		}
+		r->stats.metadata_records++;
+	}
+	return 0;
+}
+
+/* Appends e (payload at p) to its capture thread's queue. */
+static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
+{
+	cthread *t = get_thread(r, e->capture_thread_id);
+	if (!t)
+		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
+	if (t->head == t->len)
+		t->head = t->len = 0;
+	if (nt_grow((void **)&t->q, &t->cap, t->len + 1, sizeof(qev)) ||
+	    (e->payload_len > SIZE_MAX - r->arena_len) ||
+	    nt_grow((void **)&r->arena, &r->arena_cap, r->arena_len + e->payload_len, 1))
+		return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
+	e->payload_off = r->arena_len;
+	memcpy(r->arena + r->arena_len, p, e->payload_len);
+	r->arena_len += e->payload_len;
+	e->order = r->order++;
+	t->q[t->len++] = *e;
+	r->queued++;
+	return 0;
+}
+
+/* Decodes the next event of the current block into *e (payload pointer *pp). Returns 1
+ * with an event, 0 at the end of the block, < 0 on error. Metadata ids must be known. */
+static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *err)
+{
+	nt_cursor *c = &r->blk;
+	if (nt_cur_left(c) == 0)
+		return 0;
+	int rc = decode_header(r, c, r->blk_compressed, &r->prev, e, err);
+	if (rc)
+		return rc;
+	if (nt_cur_bytes(c, e->payload_len, pp))
+		return fmt_err(r, err, e->offset,
+			       "event payload size %" PRIu32 " exceeds the block (%zu bytes left)",
+			       e->payload_len, nt_cur_left(c));
+	if (!r->blk_compressed)
+		c->pos = e->payload_off;
+	if (r->v6) {
+		e->capture_thread_id = v6_tid(r, e->capture_thread_id);
+		e->thread_id = v6_tid(r, e->thread_id);
+		if (e->label_id && e->label_id <= r->nlabels) {
+			memcpy(e->activity_id, r->labels[e->label_id - 1].activity_id, 16);
+			memcpy(e->related_activity_id, r->labels[e->label_id - 1].related_activity_id, 16);
+		}
+	}
+	if (e->meta_id == 0 && !r->v6)
+		return fmt_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
+	if (!nt_meta_lookup(r->meta, e->meta_id))
+		return fmt_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
+			       e->meta_id);
+	r->stats.events++;
+	if (e->sorted)
+		r->stats.events_sorted++;
+	if (r->stats.events == 1 || e->timestamp < r->stats.first_timestamp)
+		r->stats.first_timestamp = e->timestamp;
+	if (e->timestamp > r->stats.last_timestamp)
+		r->stats.last_timestamp = e->timestamp;
+	cthread *t = get_thread(r, e->capture_thread_id);
+	if (!t)
+		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
+	account_seq(r, t, e->seq);
+	return 1;
+}
+
+/* Decodes a whole event block into the queues (timestamp-order mode). */
+static int queue_event_block(nt_reader *r, nt_error *err)
+{
+	qev e;
+	const uint8_t *p;
+	int rc;
+	while ((rc = block_next_event(r, &e, &p, err)) == 1) {
+		if (e.sorted && (!r->have_bound || e.timestamp > r->bound)) {
+			r->bound = e.timestamp;
+			r->have_bound = 1;
+		}
+		rc = enqueue(r, &e, p, err);
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+static int parse_sp_block(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	uint64_t ts;
+	uint32_t n, flags = 0;
+	if (nt_cur_u64(c, &ts))
+		return fmt_err(r, err, nt_cur_offset(c), "SPBlock ends inside its timestamp");
+	if (r->v6 && nt_cur_u32(c, &flags))
+		return fmt_err(r, err, nt_cur_offset(c), "SPBlock ends inside its flags");
+	if (nt_cur_u32(c, &n))
+		return fmt_err(r, err, nt_cur_offset(c), "SPBlock ends inside its thread count");
+	if (n > nt_cur_left(c) / (r->v6 ? 2 : 12))
+		return fmt_err(r, err, nt_cur_offset(c) - 4,
+			       "sequence point thread count %" PRIu32 " exceeds the block", n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t tid;
+		uint32_t seq;
+		if (r->v6) {
+			if (nt_cur_varu64(c, &tid) || nt_cur_varu32(c, &seq))
+				return fmt_err(r, err, nt_cur_offset(c), "bad sequence point entry");
+			tid = v6_tid(r, tid);
+		} else if (nt_cur_u64(c, &tid) || nt_cur_u32(c, &seq)) {
+			return fmt_err(r, err, nt_cur_offset(c), "SPBlock ends inside entry %" PRIu32, i);
+		}
+		cthread *t = get_thread(r, tid);
+		if (!t)
+			return nt_fail(err, NT_ENOMEM, nt_cur_offset(c), "cannot grow thread table");
+		uint32_t d = seq - t->last_seq;
+		if (t->last_seq != 0 && d != 0 && d < 0x80000000u) {
+			t->lost += d;
+			r->stats.lost_events += d;
+		}
+		if (t->last_seq == 0 || d < 0x80000000u)
+			t->last_seq = seq;
+	}
+	if (r->v6 && (flags & 2)) {
+		/* flush metadata cache: ids may be redefined; we keep records (ids are looked up
+		 * by latest definition in the store). */
+	}
+	return 0;
+}
+
+static int parse_v6_thread_block(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	while (nt_cur_left(c) > 0) {
+		uint16_t rs;
+		const uint8_t *p;
+		uint64_t off = nt_cur_offset(c);
+		if (nt_cur_u16(c, &rs) || nt_cur_bytes(c, rs, &p))
+			return fmt_err(r, err, off, "thread row exceeds the block");
+		nt_cursor rc;
+		nt_cur_init(&rc, p, rs, off + 2);
+		v6thread t = {0, 0, 0};
+		if (nt_cur_varu64(&rc, &t.index))
+			return fmt_err(r, err, off, "bad thread index");
+		t.os_tid = t.index;
+		while (nt_cur_left(&rc) > 0) {
+			uint8_t kind;
+			uint64_t v;
+			char s1[8];
+			nt_cur_u8(&rc, &kind);
+			if (kind == 1) {
+				if (v6_string(&rc, s1, sizeof s1))
+					return fmt_err(r, err, nt_cur_offset(&rc), "bad thread name");
+			} else if (kind == 2 || kind == 3) {
+				if (nt_cur_varu64(&rc, &v))
+					return fmt_err(r, err, nt_cur_offset(&rc), "bad thread id");
+				if (kind == 2)
+					t.os_pid = v;
+				else
+					t.os_tid = v;
+			} else if (kind == 4) {
+				if (v6_string(&rc, s1, sizeof s1) || v6_string(&rc, s1, sizeof s1))
+					return fmt_err(r, err, nt_cur_offset(&rc), "bad thread key/value");
+			} else {
+				break; /* unknown optional entry: the rest of the row is ignored */
+			}
+		}
+		size_t i;
+		for (i = 0; i < r->nv6threads; i++)
+			if (r->v6threads[i].index == t.index)
+				break;
+		if (i == r->nv6threads) {
+			if (nt_grow((void **)&r->v6threads, &r->v6threads_cap, i + 1, sizeof(v6thread)))
+				return nt_fail(err, NT_ENOMEM, off, "cannot grow thread table");
+			r->nv6threads++;
+		}
+		r->v6threads[i] = t;
+	}
+	return 0;
+}
+
+static int parse_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err)
+{
+	uint32_t first, count;
+	if (nt_cur_u32(c, &first) || nt_cur_u32(c, &count))
+		return fmt_err(r, err, nt_cur_offset(c), "label list block ends inside its header");
+	if (first == 0 || count > nt_cur_left(c) || (uint64_t)first + count > 16u << 20)
+		return fmt_err(r, err, nt_cur_offset(c) - 8, "bad label list range %" PRIu32 "+%" PRIu32,
+			       first, count);
+	if (nt_grow((void **)&r->labels, &r->labels_cap, (size_t)first - 1 + count, sizeof(labellist)))
+		return nt_fail(err, NT_ENOMEM, nt_cur_offset(c), "cannot grow label table");
+	while (r->nlabels < (size_t)first - 1 + count)
+		memset(&r->labels[r->nlabels++], 0, sizeof(labellist));
+	for (uint32_t k = 0; k < count; k++) {
+		labellist *L = &r->labels[first - 1 + k];
+		memset(L, 0, sizeof *L);
+		for (;;) {
+			uint8_t kind;
+			const uint8_t *g;
+			uint64_t v;
+			char s[8];
+			if (nt_cur_u8(c, &kind))
+				return fmt_err(r, err, nt_cur_offset(c), "label list ends early");
+			int last = kind & 0x80;
+			switch (kind & 0x7F) {
+			case 1:
+			case 2:
+			case 3:
+				if (nt_cur_bytes(c, 16, &g))
+					return fmt_err(r, err, nt_cur_offset(c), "label ends early");
+				if ((kind & 0x7F) == 1)
+					memcpy(L->activity_id, g, 16);
+				else if ((kind & 0x7F) == 2)
+					memcpy(L->related_activity_id, g, 16);
+				break;
+			case 4:
+			case 8:
+				if (nt_cur_skip(c, 8))
+					return fmt_err(r, err, nt_cur_offset(c), "label ends early");
+				break;
+			case 5:
+				if (v6_string(c, s, sizeof s) || v6_string(c, s, sizeof s))
+					return fmt_err(r, err, nt_cur_offset(c), "bad label string");
+				break;
+			case 6:
+				if (v6_string(c, s, sizeof s) || nt_cur_varu64(c, &v))
+					return fmt_err(r, err, nt_cur_offset(c), "bad label value");
+				break;
+			case 7:
+			case 9:
+			case 10:
+				if (nt_cur_skip(c, 1))
+					return fmt_err(r, err, nt_cur_offset(c), "label ends early");
+				break;
+			default:
+				return fmt_err(r, err, nt_cur_offset(c) - 1, "unknown label kind %u",
+					       kind & 0x7F);
+			}
+			if (last)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ dispatch */
+
+/* Pops the oldest queued event with timestamp <= bound (or any when flush_all) into
+ * r->cur. Returns 1 if one was popped. */
+static int pop_ready(nt_reader *r)
+{
+	cthread *best = NULL;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		cthread *t = &r->threads[i];
+		if (t->head == t->len)
+			continue;
+		qev *h = &t->q[t->head];
+		if (!r->flush_all && (!r->have_bound || h->timestamp > r->bound))
+			continue;
+		if (!best || h->timestamp < best->q[best->head].timestamp ||
+		    (h->timestamp == best->q[best->head].timestamp &&
+		     h->order < best->q[best->head].order))
+			best = t;
+	}
+	if (!best)
+		return 0;
+	r->cur = best->q[best->head++];
+	r->cur.payload_ptr = NULL;
+	r->queued--;
+	return 1;
+}
+
+static void fill_event(nt_reader *r, const qev *q)
+{
+	nt_event *ev = &r->ev;
+	ev->meta = nt_meta_lookup(r->meta, q->meta_id);
+	ev->offset = q->offset;
+	ev->seq = q->seq;
+	ev->thread_id = q->thread_id;
+	ev->capture_thread_id = q->capture_thread_id;
+	ev->processor = q->processor;
+	ev->timestamp = q->timestamp;
+	/* ns since session start: split to avoid overflow of delta * 1e9 */
+	int64_t d = (int64_t)(q->timestamp - r->hdr.sync_qpc);
+	uint64_t f = r->hdr.qpc_frequency;
+	uint64_t ad = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+	uint64_t ns = (ad / f) * 1000000000ull + ((ad % f) * 1000000000ull) / f;
+	ev->time_ns = d < 0 ? -(int64_t)ns : (int64_t)ns;
+	memcpy(ev->activity_id, q->activity_id, 16);
+	memcpy(ev->related_activity_id, q->related_activity_id, 16);
+	ev->stack_id = q->stack_id;
+	ev->stack = NULL;
+	ev->stack_depth = 0;
+	if (q->stack_id && q->stack_id <= r->nstacks) {
+		const stackref *s = &r->stacks[q->stack_id - 1];
+		if (s->defined) {
+			ev->stack = r->ips + s->off;
+			ev->stack_depth = s->depth;
+		} else {
+			r->stats.missing_stacks++;
+		}
+	} else if (q->stack_id) {
+		r->stats.missing_stacks++;
+	}
+	ev->payload = q->payload_ptr ? q->payload_ptr : r->arena + q->payload_off;
+	ev->payload_len = q->payload_len;
+	ev->sorted = q->sorted;
+}
+
+/* ------------------------------------------------------------------ main loop */
+
+enum { BLK_EVENT = 1, BLK_METADATA, BLK_STACK, BLK_SP, BLK_TRACE, BLK_THREAD, BLK_RMTHREAD,
+       BLK_LABEL, BLK_END, BLK_UNKNOWN };
+
+static int kind_from_name(const char *name)
+{
+	if (strcmp(name, "EventBlock") == 0)
+		return BLK_EVENT;
+	if (strcmp(name, "MetadataBlock") == 0)
+		return BLK_METADATA;
+	if (strcmp(name, "StackBlock") == 0)
+		return BLK_STACK;
+	if (strcmp(name, "SPBlock") == 0)
+		return BLK_SP;
+	return BLK_UNKNOWN;
+}
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case BLK_EVENT: return "EventBlock";
+	case BLK_METADATA: return "MetadataBlock";
+	case BLK_STACK: return "StackBlock";
+	case BLK_SP: return "SPBlock";
+	case BLK_TRACE: return "Trace block";
+	case BLK_THREAD: return "Thread block";
+	case BLK_RMTHREAD: return "RemoveThread block";
+	case BLK_LABEL: return "LabelList block";
+	default: return "block";
+	}
+}
+
+static void count_block(nt_reader *r, int kind)
+{
+	switch (kind) {
+	case BLK_EVENT: r->stats.blocks_event++; break;
+	case BLK_METADATA: r->stats.blocks_metadata++; break;
+	case BLK_STACK: r->stats.blocks_stack++; break;
+	case BLK_SP: r->stats.blocks_sp++; break;
+	default: r->stats.blocks_other++; break;
+	}
+}
+
+static void set_truncated(nt_reader *r, uint64_t at, const char *what, size_t need, size_t have)
+{
+	r->stats.truncated = 1;
+	r->stats.truncated_at = at;
+	r->warning_offset = at;
+	if (need)
+		snprintf(r->warning, sizeof r->warning,
+			 "stream truncated inside %s (needs %zu bytes, %zu present); "
+			 "events before it were read",
+			 what, need, have);
+	else
+		snprintf(r->warning, sizeof r->warning,
+			 "stream ends without the end-of-stream marker (%s)", what);
+}
+
+/* Reads the next block into r->blk. Returns 1 with *kind set, 0 at the end of the
+ * stream (clean or truncated), < 0 on error. Sets r->blk_consume. */
+static int next_block(nt_reader *r, int *kind, nt_error *err)
+{
+	const uint8_t *p;
+	size_t avail;
+	int rc;
+	uint64_t start = r->in.offset;
+	if (r->v6) {
+		rc = nt_in_peek(&r->in, 4, &p, &avail, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			if (avail == 0)
+				set_truncated(r, start, "no EndOfStream block", 0, 0);
+			else
+				set_truncated(r, start, "a block header", 4, avail);
+			return 0;
+		}
+		uint32_t bh = nt_le32(p);
+		uint32_t size = bh & 0xFFFFFF, k = bh >> 24;
+		rc = nt_in_peek(&r->in, 4 + (size_t)size, &p, &avail, err);
+		if (rc < 0)
+			return rc;
+		static const int map[] = {BLK_END, BLK_TRACE, BLK_EVENT, BLK_METADATA, BLK_SP,
+					  BLK_STACK, BLK_THREAD, BLK_RMTHREAD, BLK_LABEL};
+		*kind = k < sizeof map / sizeof map[0] ? map[k] : BLK_UNKNOWN;
+		if (*kind != BLK_END)
+			count_block(r, *kind);
+		if (rc == 1) {
+			set_truncated(r, start, kind_name(*kind), 4 + (size_t)size, avail);
+			return 0;
+		}
+		if (*kind == BLK_END) {
+			nt_in_consume(&r->in, 4 + (size_t)size);
+			r->stats.end_tag = 1;
+			return 0;
+		}
+		nt_cur_init(&r->blk, p + 4, size, start + 4);
+		r->blk_consume = 4 + (size_t)size;
+		return 1;
+	}
+	char name[64];
+	int32_t version;
+	rc = read_object_header(r, name, &version, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		r->stats.end_tag = 1;
+		return 0;
+	}
+	if (rc == 2) {
+		set_truncated(r, start, "no end-of-stream tag after the last block", 0, 0);
+		return 0;
+	}
+	if (rc == 3) {
+		set_truncated(r, start, "an object header", 16, 0);
+		return 0;
+	}
+	*kind = kind_from_name(name);
+	if (*kind == BLK_UNKNOWN)
+		return fmt_err(r, err, start, "unknown object type \"%s\"", name);
+	/* A block whose header was read counts as a block even if its content is cut off
+	 * (EXPECTED.md counts the truncated final EventBlock); its events are not delivered. */
+	count_block(r, *kind);
+	if (version > 2 || version < 1)
+		return nt_fail(err, NT_EUNSUPPORTED, start + 3,
+			       "%s version %" PRId32 " is not supported (expected 2)", name, version);
+	/* int32 BlockSize, padding to a 4-byte file offset, content, 06 */
+	uint64_t off = r->in.offset;
+	rc = nt_in_peek(&r->in, 4, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		set_truncated(r, start, name, 4, avail);
+		return 0;
+	}
+	uint32_t size = nt_le32(p);
+	size_t pad = (size_t)((4 - ((off + 4) & 3)) & 3);
+	if (size > NT_MAX_BLOCK_SIZE) {
+		r->failed = 1;
+		return nt_fail(err, NT_ELIMIT, off,
+			       "%s size %" PRIu32 " exceeds the %u byte limit", name, size,
+			       NT_MAX_BLOCK_SIZE);
+	}
+	size_t total = 4 + pad + (size_t)size + 1;
+	if (nt_in_remaining_hint(&r->in) < total) {
+		set_truncated(r, start, name, total, (size_t)nt_in_remaining_hint(&r->in));
+		return 0;
+	}
+	rc = nt_in_peek(&r->in, total, &p, &avail, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		set_truncated(r, start, name, total, avail);
+		return 0;
+	}
+	for (size_t i = 0; i < pad; i++)
+		if (p[4 + i] != 0)
+			return fmt_err(r, err, off + 4 + i, "non-zero padding byte %02x before %s content",
+				       p[4 + i], name);
+	if (p[total - 1] != 0x06)
+		return fmt_err(r, err, off + total - 1, "expected end of %s tag 06, found %02x", name,
+			       p[total - 1]);
+	nt_cur_init(&r->blk, p + 4 + pad, size, off + 4 + pad);
+	r->blk_consume = total;
+	return 1;
+}
+
+static void finish_block(nt_reader *r)
+{
+	nt_in_consume(&r->in, r->blk_consume);
+	r->blk_consume = 0;
+	r->in_block = 0;
+}
+
+/* Processes a non-event block (or starts an event block). */
+static int process_block(nt_reader *r, int kind, nt_error *err)
+{
+	int rc = 0;
+	nt_cursor *c = &r->blk;
+	switch (kind) {
+	case BLK_METADATA:
+		rc = r->v6 ? parse_metadata_block_v6(r, c, err) : parse_metadata_block_v5(r, c, err);
+		break;
+	case BLK_STACK:
+		rc = parse_stack_block(r, c, err);
+		break;
+	case BLK_SP:
+		rc = parse_sp_block(r, c, err);
+		break;
+	case BLK_THREAD:
+		rc = parse_v6_thread_block(r, c, err);
+		break;
+	case BLK_LABEL:
+		rc = parse_v6_label_block(r, c, err);
+		break;
+	case BLK_EVENT:
+		rc = parse_block_header(r, c, &r->blk_compressed, err);
+		memset(&r->prev, 0, sizeof r->prev);
+		break;
+	default:
+		break; /* unknown V6 kinds are skipped (spec §7.1) */
+	}
+	return rc;
+}
+
+int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
+{
+	int rc, kind;
+	*out = NULL;
+	if (r->failed)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "reader already failed");
+	if (r->flags & NT_READ_FILE_ORDER) {
+		for (;;) {
+			if (r->in_block) {
+				const uint8_t *p;
+				rc = block_next_event(r, &r->cur, &p, err);
+				if (rc < 0) {
+					r->failed = 1;
+					return rc;
+				}
+				if (rc == 1) {
+					r->cur.payload_ptr = p;
+					fill_event(r, &r->cur);
+					*out = &r->ev;
+					return 1;
+				}
+				finish_block(r);
+			}
+			if (r->done)
+				return 0;
+			rc = next_block(r, &kind, err);
+			if (rc < 0) {
+				r->failed = 1;
+				return rc;
+			}
+			if (rc == 0) {
+				r->done = 1;
+				r->stats.bytes = r->in.offset;
+				return 0;
+			}
+			rc = process_block(r, kind, err);
+			if (rc < 0) {
+				r->failed = 1;
+				return rc;
+			}
+			if (kind == BLK_SP)
+				reset_stacks(r);
+			if (kind == BLK_EVENT)
+				r->in_block = 1;
+			else
+				finish_block(r);
+		}
+	}
+	for (;;) {
+		if (pop_ready(r)) {
+			fill_event(r, &r->cur);
+			*out = &r->ev;
+			return 1;
+		}
+		if (r->queued == 0)
+			r->arena_len = 0;
+		if (r->flush_all) {
+			/* everything of the region was dispatched: stacks can go */
+			r->flush_all = 0;
+			reset_stacks(r);
+		}
+		if (r->done)
+			return 0;
+		rc = next_block(r, &kind, err);
+		if (rc < 0) {
+			r->failed = 1;
+			return rc;
+		}
+		if (rc == 0) {
+			r->done = 1;
+			r->flush_all = 1;
+			r->stats.bytes = r->in.offset;
+			continue;
+		}
+		rc = process_block(r, kind, err);
+		if (rc == 0 && kind == BLK_EVENT)
+			rc = queue_event_block(r, err);
+		if (rc < 0) {
+			r->failed = 1;
+			return rc;
+		}
+		finish_block(r);
+		if (kind == BLK_SP)
+			r->flush_all = 1;
+	}
+}
