@@ -371,6 +371,216 @@ NT_API int nt_writer_close(nt_writer *w, nt_error *err);
 /* Frees w without finishing the stream (accepts NULL). */
 NT_API void nt_writer_free(nt_writer *w);
 
+
+/* ---------------------------------------------------------------------------------------
+ * Sampling-rate inference (rate.c)
+ *
+ * The header's declared period is not trusted: the runtime sleeps after each sampling
+ * round, so the real period drifts with thread count, and other writers leave it unset.
+ * The estimator groups samples into rounds (one sampler wake-up writes one sample per
+ * thread) and measures the deltas between consecutive rounds.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_rate nt_rate;
+
+typedef struct nt_gap {
+	int64_t start_ns;   /* session-relative time of the round before the pause */
+	uint64_t length_ns; /* delta to the next round */
+} nt_gap;
+
+typedef struct nt_rate_info {
+	uint64_t declared_interval_ns;  /* header value (0 if unset) */
+	double inferred_interval_ns;    /* mean round-to-round delta, gaps excluded */
+	double median_interval_ns;
+	double p10_interval_ns, p90_interval_ns;
+	double cv;                      /* coefficient of variation of the deltas (gaps excluded) */
+	const char *schedule;           /* "fixed", "jittered", "poisson" or "unknown" */
+	uint64_t samples;               /* samples fed */
+	uint64_t rounds;                /* sampling rounds found */
+	uint64_t threads;               /* distinct sampled threads */
+	double per_thread_median_ns;    /* median of per-thread consecutive-sample deltas */
+	uint64_t lost_samples;          /* set by the caller from sequence gaps */
+	size_t ngaps;                   /* pauses longer than NT_RATE_GAP_FACTOR x median */
+	const nt_gap *gaps;             /* the gaps, in time order (at most NT_RATE_MAX_GAPS) */
+	uint64_t gaps_total_ns;
+} nt_rate_info;
+
+#define NT_RATE_GAP_FACTOR 4.0
+#define NT_RATE_MAX_GAPS 1024
+
+/* Creates an estimator. declared_ns is the header's period (a hint only), freq the tick
+ * frequency, sync_qpc the session start. Memory is bounded (histograms), whatever the
+ * number of samples. Thread safety: none. */
+NT_API int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t sync_qpc,
+		       nt_error *err);
+/* Feeds one sample, in timestamp order: raw timestamp, sampled thread, sampler thread. */
+NT_API void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+			uint64_t capture_thread_id);
+/* Computes the result; valid until nt_rate_free() (or the next nt_rate_add). */
+NT_API const nt_rate_info *nt_rate_result(nt_rate *rt);
+NT_API void nt_rate_free(nt_rate *rt);
+
+/* ---------------------------------------------------------------------------------------
+ * Blocked-time categories and frame rules (category.c)
+ * ------------------------------------------------------------------------------------- */
+
+enum nt_category {
+	NT_CAT_CPU = 0,
+	NT_CAT_LOCK,
+	NT_CAT_IO,
+	NT_CAT_SLEEP,
+	NT_CAT_WAIT,
+	NT_CAT_GC,
+	NT_CAT_EXTERNAL,
+	NT_CAT_UNKNOWN,
+	NT_CAT_COUNT
+};
+
+/* "cpu", "lock", ... ; NULL for an out-of-range value. */
+NT_API const char *nt_category_name(int cat);
+/* Parses a category name; returns the category or -1. */
+NT_API int nt_category_parse(const char *name);
+
+typedef struct nt_rules nt_rules;
+
+/* Parses a rules file's text (doc/man/nettrace-rules.5: one rule per line,
+ * "CATEGORY PATTERN", '#' comments, glob patterns with '*' and '?' matched against the whole
+ * frame name). On a bad rule, err->msg names the line ("line 7: unknown category 'lok'")
+ * and err->offset is the line's byte offset. name is used in messages. */
+NT_API int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
+			  nt_error *err);
+/* Reads and parses a rules file. */
+NT_API int nt_rules_load(nt_rules **out, const char *path, nt_error *err);
+/* The built-in default rules (the text of data/rules/default.rules compiled in). */
+NT_API int nt_rules_default(nt_rules **out, nt_error *err);
+NT_API void nt_rules_free(nt_rules *rules);
+/* Category of a stack by its frames (leaf first): the first frame from the leaf that
+ * matches a rule decides (rules are tried in file order for each frame). Returns the
+ * category, or -1 when no rule matches. Thread safety: immutable after parsing. */
+NT_API int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t depth);
+
+/* ---------------------------------------------------------------------------------------
+ * Managed symbols (symtab.c): IP -> "Module!Namespace.Method(signature)"
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_symtab nt_symtab;
+
+enum nt_symtab_flags {
+	/* Use only rundown MethodDCEndVerbose (144) and DomainModuleDCEnd (152), as pyroscope
+	 * dotnetdiag does (for --compat=pyroscope). */
+	NT_SYMTAB_RUNDOWN_ONLY = 1u << 0,
+};
+
+NT_API int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err);
+NT_API void nt_symtab_free(nt_symtab *st);
+/* Records method and module events (JIT MethodLoadVerbose, rundown MethodDC*Verbose,
+ * Module/DomainModule load and rundown); ignores others. Returns 1 if the event was used,
+ * 0 if not, < 0 on allocation failure. */
+NT_API int nt_symtab_add_event(nt_symtab *st, const nt_event *ev, uint32_t pointer_size);
+/* Sorts the tables; required before lookups (adding more events later re-seals lazily). */
+NT_API int nt_symtab_seal(nt_symtab *st, nt_error *err);
+/* Frame name for ip: "Module!Ns.Type.Method(sig)", "?!Ns.Type.Method(sig)" when the module
+ * is unknown, "?!?" when no method covers ip. Borrowed; valid for the symtab's life.
+ * Thread safety: lookups may run concurrently after nt_symtab_seal(). */
+NT_API const char *nt_symtab_name(const nt_symtab *st, uint64_t ip);
+/* Number of methods and modules recorded. */
+NT_API size_t nt_symtab_methods(const nt_symtab *st);
+NT_API size_t nt_symtab_modules(const nt_symtab *st);
+
+/* ---------------------------------------------------------------------------------------
+ * Profiles (profile.c): samples of one or more traces, resolved, weighted, categorised
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_profile nt_profile;
+
+enum nt_compat {
+	NT_COMPAT_NONE = 0,    /* weight = the session's inferred interval per sample */
+	NT_COMPAT_PYROSCOPE,   /* pyroscope dotnetdiag: interval ending at a sample, to it */
+	NT_COMPAT_TRACEEVENT,  /* TraceEvent thread time: interval starting at a sample, to it,
+				  with CPU_TIME / UNMANAGED_CODE_TIME leaf pseudo-frames */
+};
+
+typedef struct nt_profile_opts {
+	size_t sz;                /* sizeof(nt_profile_opts) */
+	int compat;               /* enum nt_compat */
+	int managed_only;         /* drop External time (pyroscope) / External samples */
+	int has_start, has_end;   /* time range selection */
+	int range_raw;            /* 1: start/end are raw timestamps, 0: ns since session start */
+	int64_t start, end;       /* [start, end) */
+	const uint64_t *threads;  /* thread filter (NULL = all) */
+	size_t nthreads;
+	const nt_rules *rules;    /* category rules; NULL = built-in defaults */
+	unsigned category_mask;   /* 1u << category to keep; 0 = all */
+} nt_profile_opts;
+
+NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
+NT_API void nt_profile_free(nt_profile *p);
+/* Reads r to the end as one session (name is its file name for messages and output).
+ * Memory grows with distinct stacks, not with samples. Errors are the reader's.
+ * A truncated trace is accepted (the reader's warning stays available). */
+NT_API int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err);
+/* Finishes the profile (infers rates, resolves symbols, applies rules). Called
+ * implicitly by the accessors below. */
+NT_API int nt_profile_finish(nt_profile *p, nt_error *err);
+
+typedef struct nt_session_info {
+	const char *name;
+	nt_trace_header header;
+	nt_rate_info rate;        /* inferred sampling rate (gaps borrowed from the profile) */
+	uint64_t samples;         /* ThreadSample events read */
+	uint64_t samples_selected; /* after range/thread/category filters */
+	uint64_t first_ts, last_ts; /* raw timestamps of the first/last sample */
+	int64_t duration_ns;
+	uint64_t lost_events;
+	int truncated;
+} nt_session_info;
+
+NT_API size_t nt_profile_session_count(nt_profile *p);
+NT_API const nt_session_info *nt_profile_session(nt_profile *p, size_t i);
+
+/* One group of identical samples: same session, thread, category and resolved stack. */
+typedef struct nt_sample_group {
+	uint32_t session;
+	uint64_t thread_id;
+	int category;               /* enum nt_category */
+	uint32_t sample_type;       /* enum nt_sample_type (TraceEvent compat: of the stack's
+				       interval) */
+	const char *const *frames;  /* leaf first; TraceEvent compat adds the pseudo-frame */
+	uint32_t depth;
+	uint64_t samples;
+	double weight_ns;
+} nt_sample_group;
+
+typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
+/* Calls fn for every group (deterministic order: session, thread, first appearance).
+ * Stops and returns fn's value when it is non-zero. */
+NT_API int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx);
+
+/* ---------------------------------------------------------------------------------------
+ * Folded stacks (fold.c)
+ * ------------------------------------------------------------------------------------- */
+
+enum nt_unit { NT_UNIT_SAMPLES = 0, NT_UNIT_NS, NT_UNIT_US, NT_UNIT_MS };
+enum nt_catframe { NT_CATFRAME_NONE = 0, NT_CATFRAME_LEAF, NT_CATFRAME_ROOT };
+
+typedef struct nt_fold_opts {
+	size_t sz;
+	int unit;            /* enum nt_unit (default NS) */
+	int per_thread;      /* root frame "Thread (TID)" */
+	int category_frame;  /* enum nt_catframe */
+	int no_module;       /* drop "Module!" prefixes */
+} nt_fold_opts;
+
+/* Writes "root;...;leaf WEIGHT\n" lines, merged by identical text, sorted bytewise. */
+NT_API int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink,
+			 nt_error *err);
+/* Parses "samples", "ns", "us", "ms"; -1 if unknown. */
+NT_API int nt_unit_parse(const char *s);
+/* Parses a range "A..B" (either side optional) with units ns/us/ms/s (default s?) or raw
+ * timestamps with the prefix "ts:"; fills the range fields of opts. Returns 0 or
+ * NT_EINVAL with a message. */
+NT_API int nt_range_parse(const char *s, nt_profile_opts *opts, nt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

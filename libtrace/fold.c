@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/* fold.c - folded-stack export ("root;...;leaf WEIGHT" per line, as flamegraph.pl,
+ * inferno and speedscope read), plus the option parsers shared by the profile tools
+ * (units, time ranges). Lines are merged by identical text and sorted bytewise, so the
+ * output is deterministic. Not here: building the profile (profile.c). */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+typedef struct fline {
+	char *text;
+	size_t len;
+	uint64_t hash;
+	uint64_t samples;
+	double weight;
+} fline;
+
+typedef struct fold_ctx {
+	const nt_fold_opts *o;
+	fline *lines;
+	size_t n, cap;
+	uint32_t *ht;
+	size_t htcap;
+	char *buf;      /* line being built */
+	size_t blen, bcap;
+	int rc;
+} fold_ctx;
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int bput(fold_ctx *c, const char *s, size_t n)
+{
+	if (n > SIZE_MAX - c->blen - 1 || nt_grow((void **)&c->buf, &c->bcap, c->blen + n + 1, 1))
+		return -1;
+	memcpy(c->buf + c->blen, s, n);
+	c->blen += n;
+	c->buf[c->blen] = '\0';
+	return 0;
+}
+
+static int put_frame(fold_ctx *c, const char *f)
+{
+	if (c->o->no_module) {
+		const char *bang = strchr(f, '!');
+		if (bang)
+			f = bang + 1;
+	}
+	/* ';' separates frames and a trailing " N" is the weight: keep both out of names
+	 * (signatures never contain ';', but native or user names might). */
+	size_t n = strlen(f);
+	for (size_t i = 0; i < n; i++) {
+		char ch = f[i] == ';' ? ':' : (f[i] == '\n' || f[i] == '\r') ? ' ' : f[i];
+		if (bput(c, &ch, 1))
+			return -1;
+	}
+	return 0;
+}
+
+static int rehash(fold_ctx *c)
+{
+	size_t ncap = c->htcap ? c->htcap * 2 : 1024;
+	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
+	if (!ht)
+		return -1;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t k = (size_t)c->lines[i].hash & (ncap - 1);
+		while (ht[k])
+			k = (k + 1) & (ncap - 1);
+		ht[k] = (uint32_t)i + 1;
+	}
+	free(c->ht);
+	c->ht = ht;
+	c->htcap = ncap;
+	return 0;
+}
+
+static int add_line(fold_ctx *c, uint64_t samples, double weight)
+{
+	uint64_t h = fnv(c->buf, c->blen);
+	if ((c->n + 1) * 2 > c->htcap && rehash(c))
+		return -1;
+	size_t k = (size_t)h & (c->htcap - 1);
+	while (c->ht[k]) {
+		fline *l = &c->lines[c->ht[k] - 1];
+		if (l->hash == h && l->len == c->blen && memcmp(l->text, c->buf, c->blen) == 0) {
+			l->samples += samples;
+			l->weight += weight;
+			return 0;
+		}
+		k = (k + 1) & (c->htcap - 1);
+	}
+	if (nt_grow((void **)&c->lines, &c->cap, c->n + 1, sizeof(fline)))
+		return -1;
+	char *t = malloc(c->blen + 1);
+	if (!t)
+		return -1;
+	memcpy(t, c->buf, c->blen + 1);
+	c->lines[c->n] = (fline){t, c->blen, h, samples, weight};
+	c->ht[k] = (uint32_t)c->n + 1;
+	c->n++;
+	return 0;
+}
+
+static int on_group(void *ctx, const nt_sample_group *g)
+{
+	fold_ctx *c = ctx;
+	const nt_fold_opts *o = c->o;
+	const char *cat = nt_category_name(g->category);
+	char tmp[64];
+	c->blen = 0;
+	int first = 1;
+#define SEP()                                                                               \
+	do {                                                                                \
+		if (!first && bput(c, ";", 1))                                              \
+			goto nomem;                                                         \
+		first = 0;                                                                  \
+	} while (0)
+	if (o->per_thread) {
+		snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", g->thread_id);
+		SEP();
+		if (bput(c, tmp, strlen(tmp)))
+			goto nomem;
+	}
+	if (o->category_frame == NT_CATFRAME_ROOT) {
+		snprintf(tmp, sizeof tmp, "[%s]", cat ? cat : "unknown");
+		SEP();
+		if (bput(c, tmp, strlen(tmp)))
+			goto nomem;
+	}
+	for (uint32_t i = g->depth; i-- > 0;) {
+		SEP();
+		if (put_frame(c, g->frames[i]))
+			goto nomem;
+	}
+	if (o->category_frame == NT_CATFRAME_LEAF) {
+		snprintf(tmp, sizeof tmp, "[%s]", cat ? cat : "unknown");
+		SEP();
+		if (bput(c, tmp, strlen(tmp)))
+			goto nomem;
+	}
+	if (first && bput(c, "[empty stack]", 13))
+		goto nomem;
+#undef SEP
+	if (add_line(c, g->samples, g->weight_ns))
+		goto nomem;
+	return 0;
+nomem:
+	c->rc = NT_ENOMEM;
+	return NT_ENOMEM;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const fline *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int r = memcmp(x->text, y->text, n);
+	if (r)
+		return r;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Formats a weight in the requested unit; integers for samples and ns (exact for the
+ * integer weights of the compat modes), up to 3 decimals otherwise. */
+static int format_weight(char *out, size_t n, int unit, const fline *l)
+{
+	switch (unit) {
+	case NT_UNIT_SAMPLES:
+		return snprintf(out, n, "%" PRIu64, l->samples);
+	case NT_UNIT_US:
+	case NT_UNIT_MS: {
+		double v = l->weight / (unit == NT_UNIT_US ? 1e3 : 1e6);
+		int k = snprintf(out, n, "%.3f", v);
+		while (k > 1 && out[k - 1] == '0')
+			out[--k] = '\0';
+		if (k > 1 && out[k - 1] == '.')
+			out[--k] = '\0';
+		return k;
+	}
+	default:
+		return snprintf(out, n, "%.0f", floor(l->weight + 0.5));
+	}
+}
+
+int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink, nt_error *err)
+{
+	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0};
+	if (opts) {
+		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
+		memcpy(&o, opts, n);
+	}
+	int rc = nt_profile_finish(p, err);
+	if (rc)
+		return rc;
+	fold_ctx c;
+	memset(&c, 0, sizeof c);
+	c.o = &o;
+	rc = nt_profile_foreach(p, on_group, &c);
+	if (rc == 0 && c.n)
+		qsort(c.lines, c.n, sizeof(fline), cmp_line);
+	char *out = NULL;
+	size_t olen = 0, ocap = 0;
+	for (size_t i = 0; rc == 0 && i < c.n; i++) {
+		char w[64];
+		int k = format_weight(w, sizeof w, o.unit, &c.lines[i]);
+		size_t need = olen + c.lines[i].len + 1 + (size_t)k + 1;
+		if (nt_grow((void **)&out, &ocap, need, 1)) {
+			rc = NT_ENOMEM;
+			break;
+		}
+		memcpy(out + olen, c.lines[i].text, c.lines[i].len);
+		olen += c.lines[i].len;
+		out[olen++] = ' ';
+		memcpy(out + olen, w, (size_t)k);
+		olen += (size_t)k;
+		out[olen++] = '\n';
+		if (olen > (1u << 20)) {
+			rc = sink->write(sink->ctx, out, olen);
+			olen = 0;
+		}
+	}
+	if (rc == 0 && olen)
+		rc = sink->write(sink->ctx, out, olen);
+	free(out);
+	for (size_t i = 0; i < c.n; i++)
+		free(c.lines[i].text);
+	free(c.lines);
+	free(c.ht);
+	free(c.buf);
+	if (rc == NT_ENOMEM)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory folding stacks");
+	if (rc)
+		return nt_fail(err, rc, NT_NO_OFFSET, "cannot write folded stacks");
+	return 0;
+}
+
+int nt_unit_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (strcmp(s, "samples") == 0)
+		return NT_UNIT_SAMPLES;
+	if (strcmp(s, "ns") == 0)
+		return NT_UNIT_NS;
+	if (strcmp(s, "us") == 0)
+		return NT_UNIT_US;
+	if (strcmp(s, "ms") == 0)
+		return NT_UNIT_MS;
+	return -1;
+}
+
+/* Parses one side of a range: "1.5s", "200ms", "30us", "10ns", "2m", "12" (seconds) or
+ * "ts:123456" (raw). Returns 0, or -1 with why set. */
+static int parse_bound(const char *s, size_t n, int64_t *out, int *raw, const char **why)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf) {
+		*why = n ? "bound too long" : "empty bound";
+		return -1;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (strncmp(buf, "ts:", 3) == 0) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(buf + 3, &end, 10);
+		if (errno || end == buf + 3 || *end || !isdigit((unsigned char)buf[3]) ||
+		    v > INT64_MAX) {
+			*why = "raw timestamp must be a decimal integer after 'ts:'";
+			return -1;
+		}
+		*out = (int64_t)v;
+		*raw = 1;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (end == buf || errno || !isfinite(v)) {
+		*why = "expected a number with a unit (ns, us, ms, s, m) or ts:RAW";
+		return -1;
+	}
+	double mul;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		mul = 1e9;
+	else if (strcmp(end, "ms") == 0)
+		mul = 1e6;
+	else if (strcmp(end, "us") == 0)
+		mul = 1e3;
+	else if (strcmp(end, "ns") == 0)
+		mul = 1;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		mul = 60e9;
+	else {
+		*why = "unknown unit (use ns, us, ms, s or m)";
+		return -1;
+	}
+	double ns = v * mul;
+	if (ns > 9.2e18 || ns < -9.2e18) {
+		*why = "time out of range";
+		return -1;
+	}
+	*out = (int64_t)llround(ns);
+	*raw = 0;
+	return 0;
+}
+
+int nt_range_parse(const char *s, nt_profile_opts *o, nt_error *err)
+{
+	const char *dots = s ? strstr(s, "..") : NULL;
+	const char *why = NULL;
+	if (!dots)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "bad range '%s': expected A..B, A.. or ..B", s ? s : "");
+	size_t la = (size_t)(dots - s), lb = strlen(dots + 2);
+	int64_t a = 0, b = 0;
+	int ra = -1, rb = -1;
+	if (la == 0 && lb == 0)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad range '%s': both bounds are empty", s);
+	if (la && parse_bound(s, la, &a, &ra, &why))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad range '%s': start: %s", s, why);
+	if (lb && parse_bound(dots + 2, lb, &b, &rb, &why))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad range '%s': end: %s", s, why);
+	if (la && lb && ra != rb)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "bad range '%s': mixes a raw timestamp and a relative time", s);
+	if (la && lb && b <= a)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad range '%s': end is not after start",
+			       s);
+	o->has_start = la != 0;
+	o->has_end = lb != 0;
+	o->start = a;
+	o->end = b;
+	o->range_raw = (la ? ra : rb) == 1;
+	return 0;
+}

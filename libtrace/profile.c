@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.c - turns traces into weighted, categorised sample groups: reads each trace once
+ * (timestamp order), interns stacks, tracks the events that bracket time on a thread
+ * (contention, GC suspensions, wait handles), runs the weighting rules (inferred interval,
+ * pyroscope's or TraceEvent's state machines), and aggregates identical samples. Memory
+ * grows with distinct stacks and threads, not with the number of samples.
+ * Not here: rate inference (rate.c), symbols (symtab.c), rules (category.c), output
+ * (fold.c, tree.c). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ hashing */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_ips(uint32_t session, const uint64_t *ips, uint32_t n)
+{
+	uint64_t h = mix64(0x9e3779b97f4a7c15ull ^ session ^ ((uint64_t)n << 32));
+	for (uint32_t i = 0; i < n; i++)
+		h = mix64(h ^ ips[i]) + i;
+	return h;
+}
+
+/* ------------------------------------------------------------------ data */
+
+typedef struct pstack {
+	uint32_t session;
+	uint32_t depth;
+	size_t off;          /* into p->ips */
+	uint64_t hash;
+	int rule_cat;        /* category from frame rules (after finish), -1 none */
+	size_t names_off;    /* into p->names (after finish) */
+} pstack;
+
+typedef struct group {
+	uint32_t session;
+	uint32_t stack;      /* index into p->stacks */
+	uint64_t thread_id;
+	uint8_t bcat;        /* bracket category (NT_CAT_*) or 0xFF none */
+	uint8_t stype;       /* sample type / TraceEvent interval kind */
+	uint64_t samples;
+	double weight;       /* compat weight in ns (NONE: unused) */
+} group;
+
+typedef struct pthread_state {
+	uint64_t tid;
+	uint32_t session;
+	int contention;      /* inside ContentionStart..Stop */
+	int waiting;         /* inside WaitHandleWaitStart..Stop */
+	/* pyroscope */
+	int64_t last_ext, last_man;
+	/* TraceEvent */
+	double te_last_block;  /* 0 uninit, >0 blocked since, <0 running since -t */
+	double te_last_cpu;
+	int64_t te_cpu_group, te_block_group; /* -1 none */
+} pthread_state;
+
+typedef struct session {
+	nt_session_info info;
+	char *name;
+	nt_symtab *sym;
+	nt_rate *rate;
+	int gc_active;
+	nt_gap *gaps;        /* copy of the rate gaps (owned) */
+} session;
+
+struct nt_profile {
+	nt_profile_opts o;
+	uint64_t *threads;   /* copy of the thread filter */
+	nt_rules *own_rules;
+	const nt_rules *rules;
+
+	session *s;
+	size_t ns, scap;
+
+	pstack *stacks;
+	size_t nstacks, stackcap;
+	uint64_t *ips;
+	size_t nips, ipcap;
+	uint32_t *stack_ht;   /* open addressing: index+1 */
+	size_t stack_htcap;
+
+	group *groups;
+	size_t ngroups, groupcap;
+	uint32_t *group_ht;
+	size_t group_htcap;
+
+	pthread_state *th;
+	size_t nth, thcap;
+
+	const char **names;   /* resolved frame names of all stacks (after finish) */
+	size_t nnames, namescap;
+	int finished;
+};
+
+/* ------------------------------------------------------------------ lifecycle */
+
+int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err)
+{
+	nt_profile *p = calloc(1, sizeof *p);
+	*out = NULL;
+	if (!p)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate profile");
+	if (opts) {
+		size_t n = opts->sz < sizeof p->o ? opts->sz : sizeof p->o;
+		memcpy(&p->o, opts, n);
+	}
+	p->o.sz = sizeof p->o;
+	if (p->o.nthreads) {
+		p->threads = malloc(p->o.nthreads * sizeof(uint64_t));
+		if (!p->threads) {
+			free(p);
+			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate profile");
+		}
+		memcpy(p->threads, p->o.threads, p->o.nthreads * sizeof(uint64_t));
+		p->o.threads = p->threads;
+	}
+	if (p->o.rules) {
+		p->rules = p->o.rules;
+	} else {
+		int rc = nt_rules_default(&p->own_rules, err);
+		if (rc) {
+			free(p->threads);
+			free(p);
+			return rc;
+		}
+		p->rules = p->own_rules;
+	}
+	*out = p;
+	return 0;
+}
+
+void nt_profile_free(nt_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->ns; i++) {
+		nt_symtab_free(p->s[i].sym);
+		nt_rate_free(p->s[i].rate);
+		free(p->s[i].name);
+		free(p->s[i].gaps);
+	}
+	free(p->s);
+	free(p->stacks);
+	free(p->ips);
+	free(p->stack_ht);
+	free(p->groups);
+	free(p->group_ht);
+	free(p->th);
+	free(p->names);
+	free(p->threads);
+	nt_rules_free(p->own_rules);
+	free(p);
+}
+
+/* ------------------------------------------------------------------ interning */
+
+static int rehash_stacks(nt_profile *p)
+{
+	size_t ncap = p->stack_htcap ? p->stack_htcap * 2 : 1024;
+	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
+	if (!ht)
+		return -1;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		size_t h = (size_t)p->stacks[i].hash & (ncap - 1);
+		while (ht[h])
+			h = (h + 1) & (ncap - 1);
+		ht[h] = (uint32_t)i + 1;
+	}
+	free(p->stack_ht);
+	p->stack_ht = ht;
+	p->stack_htcap = ncap;
+	return 0;
+}
+
+/* Returns the stack index of (session, ips) or -1 on allocation failure. */
+static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips, uint32_t n)
+{
+	uint64_t h = hash_ips(session, ips, n);
+	if ((p->nstacks + 1) * 2 > p->stack_htcap && rehash_stacks(p))
+		return -1;
+	size_t k = (size_t)h & (p->stack_htcap - 1);
+	while (p->stack_ht[k]) {
+		pstack *s = &p->stacks[p->stack_ht[k] - 1];
+		if (s->hash == h && s->session == session && s->depth == n &&
+		    (n == 0 || memcmp(p->ips + s->off, ips, n * sizeof(uint64_t)) == 0))
+			return p->stack_ht[k] - 1;
+		k = (k + 1) & (p->stack_htcap - 1);
+	}
+	if (p->nstacks >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&p->stacks, &p->stackcap, p->nstacks + 1, sizeof(pstack)) ||
+	    nt_grow((void **)&p->ips, &p->ipcap, p->nips + n, sizeof(uint64_t)))
+		return -1;
+	pstack *s = &p->stacks[p->nstacks];
+	s->session = session;
+	s->depth = n;
+	s->off = p->nips;
+	s->hash = h;
+	s->rule_cat = -1;
+	s->names_off = 0;
+	if (n)
+		memcpy(p->ips + p->nips, ips, n * sizeof(uint64_t));
+	p->nips += n;
+	p->stack_ht[k] = (uint32_t)p->nstacks + 1;
+	return (int64_t)p->nstacks++;
+}
+
+static uint64_t group_hash(uint32_t session, uint32_t stack, uint64_t tid, uint8_t bcat,
+			   uint8_t stype)
+{
+	return mix64(((uint64_t)session << 40) ^ stack ^ mix64(tid) ^ ((uint64_t)bcat << 56) ^
+		     ((uint64_t)stype << 60));
+}
+
+static int rehash_groups(nt_profile *p)
+{
+	size_t ncap = p->group_htcap ? p->group_htcap * 2 : 1024;
+	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
+	if (!ht)
+		return -1;
+	for (size_t i = 0; i < p->ngroups; i++) {
+		group *g = &p->groups[i];
+		size_t h = (size_t)group_hash(g->session, g->stack, g->thread_id, g->bcat, g->stype) &
+			   (ncap - 1);
+		while (ht[h])
+			h = (h + 1) & (ncap - 1);
+		ht[h] = (uint32_t)i + 1;
+	}
+	free(p->group_ht);
+	p->group_ht = ht;
+	p->group_htcap = ncap;
+	return 0;
+}
+
+static int64_t get_group(nt_profile *p, uint32_t session, uint32_t stack, uint64_t tid,
+			 uint8_t bcat, uint8_t stype)
+{
+	if ((p->ngroups + 1) * 2 > p->group_htcap && rehash_groups(p))
+		return -1;
+	uint64_t h = group_hash(session, stack, tid, bcat, stype);
+	size_t k = (size_t)h & (p->group_htcap - 1);
+	while (p->group_ht[k]) {
+		group *g = &p->groups[p->group_ht[k] - 1];
+		if (g->session == session && g->stack == stack && g->thread_id == tid &&
+		    g->bcat == bcat && g->stype == stype)
+			return p->group_ht[k] - 1;
+		k = (k + 1) & (p->group_htcap - 1);
+	}
+	if (p->ngroups >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&p->groups, &p->groupcap, p->ngroups + 1, sizeof(group)))
+		return -1;
+	group *g = &p->groups[p->ngroups];
+	memset(g, 0, sizeof *g);
+	g->session = session;
+	g->stack = stack;
+	g->thread_id = tid;
+	g->bcat = bcat;
+	g->stype = stype;
+	p->group_ht[k] = (uint32_t)p->ngroups + 1;
+	return (int64_t)p->ngroups++;
+}
+
+static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
+{
+	/* Threads are few (tens to thousands); search from the end, where the current
+	 * session's threads are. */
+	for (size_t i = p->nth; i-- > 0;) {
+		if (p->th[i].session != session)
+			break;
+		if (p->th[i].tid == tid)
+			return &p->th[i];
+	}
+	if (nt_grow((void **)&p->th, &p->thcap, p->nth + 1, sizeof(pthread_state)))
+		return NULL;
+	pthread_state *t = &p->th[p->nth++];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	t->session = session;
+	t->te_cpu_group = t->te_block_group = -1;
+	return t;
+}
+
+/* ------------------------------------------------------------------ selection */
+
+static int thread_selected(const nt_profile *p, uint64_t tid)
+{
+	if (!p->o.nthreads)
+		return 1;
+	for (size_t i = 0; i < p->o.nthreads; i++)
+		if (p->o.threads[i] == tid)
+			return 1;
+	return 0;
+}
+
+static int time_selected(const nt_profile *p, const nt_event *ev)
+{
+	int64_t t = p->o.range_raw ? (int64_t)ev->timestamp : ev->time_ns;
+	if (p->o.has_start && t < p->o.start)
+		return 0;
+	if (p->o.has_end && t >= p->o.end)
+		return 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+static int is_runtime(const nt_metadata *m)
+{
+	return strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0;
+}
+
+/* Adds weight w (ns) and one sample to group gi. */
+static void add_to(nt_profile *p, int64_t gi, double w)
+{
+	p->groups[gi].samples++;
+	p->groups[gi].weight += w;
+}
+
+static uint8_t bracket_cat(const session *s, const pthread_state *t)
+{
+	if (t->contention)
+		return NT_CAT_LOCK;
+	if (s->gc_active)
+		return NT_CAT_GC;
+	if (t->waiting)
+		return NT_CAT_WAIT;
+	return 0xFF;
+}
+
+#define NOMEM(p, err) nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory building the profile")
+
+/* TraceEvent's per-thread state machine (spec §8.1; SampleProfilerThreadTimeComputer
+ * ThreadState.LogThreadStack): the interval from a thread's previous sample to this one
+ * is charged to the previous sample's stack, as CPU time when that sample was on CPU
+ * (Managed) and as blocked time otherwise. A thread's state starts "uninitialised" and
+ * becomes blocked/running only through an External sample, exactly as TraceEvent. */
+static void te_log(nt_profile *p, pthread_state *t, double tms, int64_t gi, int on_cpu)
+{
+	if (on_cpu) {
+		if (t->te_last_block < 0) {
+			if (t->te_last_cpu > 0 && t->te_cpu_group >= 0)
+				add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6);
+		} else if (t->te_last_block > 0) {
+			if (t->te_block_group >= 0)
+				add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6);
+			t->te_last_block = -tms;
+		}
+		t->te_last_cpu = tms;
+		t->te_cpu_group = gi;
+	} else {
+		if (t->te_last_block > 0) {
+			if (t->te_block_group >= 0)
+				add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6);
+		} else if (t->te_last_block < 0) {
+			if (t->te_last_cpu > 0 && t->te_cpu_group >= 0)
+				add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6);
+		}
+		t->te_last_block = tms;
+		t->te_block_group = gi;
+	}
+}
+
+/* pyroscope dotnetdiag's per-thread rules (EXPECTED.md §3): the interval ending at a
+ * sample is charged to that sample; rel is integer ns with an integer ns-per-tick. */
+static void pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, uint32_t type)
+{
+	int managed_only = p->o.managed_only;
+	if (type == NT_SAMPLE_MANAGED) {
+		if (t->last_ext == 0) {
+			t->last_ext = -1;
+		} else if (t->last_ext < 0) {
+			if (t->last_man > 0 && gi >= 0)
+				add_to(p, gi, (double)(rel - t->last_man));
+		} else {
+			if (!managed_only && gi >= 0)
+				add_to(p, gi, (double)(rel - t->last_ext));
+			t->last_ext = -rel;
+		}
+		t->last_man = rel;
+	} else if (type == NT_SAMPLE_EXTERNAL) {
+		if (t->last_ext >= 0) {
+			if (t->last_ext > 0 && !managed_only && gi >= 0)
+				add_to(p, gi, (double)(rel - t->last_ext));
+		} else {
+			if (t->last_man > 0 && gi >= 0)
+				add_to(p, gi, (double)(rel - t->last_man));
+		}
+		t->last_ext = rel;
+	}
+}
+
+static int handle_sample(nt_profile *p, session *s, uint32_t si, const nt_event *ev,
+			 uint32_t type, nt_error *err)
+{
+	s->info.samples++;
+	if (s->info.samples == 1)
+		s->info.first_ts = ev->timestamp;
+	s->info.last_ts = ev->timestamp;
+	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	pthread_state *t = get_thread(p, si, ev->thread_id);
+	if (!t)
+		return NOMEM(p, err);
+	int selected = thread_selected(p, ev->thread_id) && time_selected(p, ev);
+	int64_t gi = -1;
+	int compat = p->o.compat;
+	if (selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
+			  type == NT_SAMPLE_EXTERNAL)) {
+		int64_t st = intern_stack(p, si, ev->stack, ev->stack_depth);
+		if (st < 0)
+			return NOMEM(p, err);
+		uint8_t stype = (uint8_t)(type > 2 ? 0 : type);
+		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t), stype);
+		if (gi < 0)
+			return NOMEM(p, err);
+		s->info.samples_selected++;
+	}
+	if (compat == NT_COMPAT_NONE) {
+		if (gi >= 0)
+			add_to(p, gi, 0);
+	} else if (compat == NT_COMPAT_PYROSCOPE) {
+		if (ev->timestamp < s->info.header.sync_qpc)
+			return 0; /* pyroscope ignores samples before the session start */
+		uint64_t per_tick = 1000000000ull / s->info.header.qpc_frequency;
+		int64_t rel = (int64_t)((ev->timestamp - s->info.header.sync_qpc) * per_tick);
+		pyro_log(p, t, rel, gi, type);
+	} else {
+		double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
+			     (double)s->info.header.qpc_frequency;
+		te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED);
+	}
+	return 0;
+}
+
+/* TraceEvent also feeds allocation events with stacks to the state machine as on-CPU
+ * samples (GCAllocationTick 10, GCSampledObjectAllocation 20/32). */
+static int handle_te_alloc(nt_profile *p, session *s, uint32_t si, const nt_event *ev,
+			   nt_error *err)
+{
+	pthread_state *t = get_thread(p, si, ev->thread_id);
+	if (!t)
+		return NOMEM(p, err);
+	int64_t gi = -1;
+	if (thread_selected(p, ev->thread_id) && time_selected(p, ev)) {
+		int64_t st = intern_stack(p, si, ev->stack, ev->stack_depth);
+		if (st < 0)
+			return NOMEM(p, err);
+		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t),
+			       NT_SAMPLE_MANAGED);
+		if (gi < 0)
+			return NOMEM(p, err);
+	}
+	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
+		     (double)s->info.header.qpc_frequency;
+	te_log(p, t, tms, gi, 1);
+	return 0;
+}
+
+int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
+{
+	if (p->finished)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "profile already finished");
+	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(session)))
+		return NOMEM(p, err);
+	uint32_t si = (uint32_t)p->ns;
+	session *s = &p->s[si];
+	memset(s, 0, sizeof *s);
+	const nt_trace_header *h = nt_reader_header(r);
+	s->info.header = *h;
+	s->name = nt_strdup(name ? name : "-");
+	if (!s->name)
+		return NOMEM(p, err);
+	p->ns++;
+	int rc = nt_symtab_new(&s->sym,
+			       p->o.compat == NT_COMPAT_PYROSCOPE ? NT_SYMTAB_RUNDOWN_ONLY : 0, err);
+	if (rc)
+		return rc;
+	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
+	if (rc)
+		return rc;
+	s->info.name = s->name;
+	const nt_event *ev;
+	uint32_t ps = h->pointer_size;
+	while ((rc = nt_reader_next(r, &ev, err)) == 1) {
+		uint32_t type;
+		if (nt_event_is_sample(ev, &type)) {
+			rc = handle_sample(p, s, si, ev, type, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		const nt_metadata *m = ev->meta;
+		if (nt_symtab_add_event(s->sym, ev, ps) < 0)
+			return NOMEM(p, err);
+		if (!is_runtime(m))
+			continue;
+		nt_value v;
+		switch (m->event_id) {
+		case 81: /* ContentionStart */
+		case 91: /* ContentionStop */
+		case 301: /* WaitHandleWaitStart */
+		case 302: { /* WaitHandleWaitStop */
+			pthread_state *t = get_thread(p, si, ev->thread_id);
+			if (!t)
+				return NOMEM(p, err);
+			if (m->event_id == 81)
+				t->contention = 1;
+			else if (m->event_id == 91)
+				t->contention = 0;
+			else if (m->event_id == 301)
+				t->waiting = 1;
+			else
+				t->waiting = 0;
+			break;
+		}
+		case 9: /* GCSuspendEEBegin: reason 0 is the sampler's own suspension (spec §10) */
+			if (nt_event_field(ev, ps, "Reason", &v) && v.u != 0)
+				s->gc_active = 1;
+			break;
+		case 3: /* GCRestartEEEnd */
+			s->gc_active = 0;
+			break;
+		case 10:
+		case 20:
+		case 32:
+			if (p->o.compat == NT_COMPAT_TRACEEVENT && ev->stack_depth) {
+				rc = handle_te_alloc(p, s, si, ev, err);
+				if (rc)
+					return rc;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	const nt_reader_stats *st = nt_reader_stats_get(r);
+	s->info.lost_events = st->lost_events;
+	s->info.truncated = st->truncated;
+	if (s->info.samples)
+		s->info.duration_ns =
+			(int64_t)((double)(s->info.last_ts - s->info.first_ts) * 1e9 /
+				  (double)h->qpc_frequency);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ finishing */
+
+int nt_profile_finish(nt_profile *p, nt_error *err)
+{
+	if (p->finished)
+		return 0;
+	for (size_t i = 0; i < p->ns; i++) {
+		session *s = &p->s[i];
+		int rc = nt_symtab_seal(s->sym, err);
+		if (rc)
+			return rc;
+		const nt_rate_info *ri = nt_rate_result(s->rate);
+		s->info.rate = *ri;
+		s->info.rate.lost_samples = s->info.lost_events;
+		if (ri->ngaps) {
+			s->gaps = malloc(ri->ngaps * sizeof(nt_gap));
+			if (!s->gaps)
+				return NOMEM(p, err);
+			memcpy(s->gaps, ri->gaps, ri->ngaps * sizeof(nt_gap));
+		}
+		s->info.rate.gaps = s->gaps;
+	}
+	/* Resolve every stack once: names (leaf first) and the frame-rule category. */
+	size_t total = 0;
+	for (size_t i = 0; i < p->nstacks; i++)
+		total += p->stacks[i].depth;
+	p->names = malloc((total ? total : 1) * sizeof(char *));
+	if (!p->names)
+		return NOMEM(p, err);
+	size_t k = 0;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		pstack *st = &p->stacks[i];
+		const nt_symtab *sym = p->s[st->session].sym;
+		st->names_off = k;
+		for (uint32_t d = 0; d < st->depth; d++)
+			p->names[k++] = nt_symtab_name(sym, p->ips[st->off + d]);
+		st->rule_cat = nt_rules_match(p->rules, p->names + st->names_off, st->depth);
+	}
+	p->nnames = k;
+	/* Default weights: each sample carries its session's inferred interval; when too few
+	 * samples to infer one, the declared interval, else 1 ms. */
+	if (p->o.compat == NT_COMPAT_NONE) {
+		for (size_t i = 0; i < p->ngroups; i++) {
+			group *g = &p->groups[i];
+			const nt_session_info *si = &p->s[g->session].info;
+			double iv = si->rate.inferred_interval_ns;
+			if (!(iv > 0))
+				iv = si->header.expected_sampling_ns ? si->header.expected_sampling_ns
+								     : 1e6;
+			g->weight = (double)g->samples * iv;
+		}
+	}
+	p->finished = 1;
+	return 0;
+}
+
+size_t nt_profile_session_count(nt_profile *p)
+{
+	return p->ns;
+}
+
+const nt_session_info *nt_profile_session(nt_profile *p, size_t i)
+{
+	if (i >= p->ns || nt_profile_finish(p, NULL))
+		return NULL;
+	return &p->s[i].info;
+}
+
+static int final_category(const nt_profile *p, const group *g)
+{
+	if (g->bcat != 0xFF)
+		return g->bcat;
+	int rc = p->stacks[g->stack].rule_cat;
+	if (rc >= 0)
+		return rc;
+	switch (g->stype) {
+	case NT_SAMPLE_MANAGED: return NT_CAT_CPU;
+	case NT_SAMPLE_EXTERNAL: return NT_CAT_EXTERNAL;
+	default: return NT_CAT_UNKNOWN;
+	}
+}
+
+int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
+{
+	int rc = nt_profile_finish(p, NULL);
+	if (rc)
+		return rc;
+	const char **scratch = NULL;
+	size_t scap = 0;
+	int te = p->o.compat == NT_COMPAT_TRACEEVENT;
+	for (size_t i = 0; i < p->ngroups; i++) {
+		const group *g = &p->groups[i];
+		if (g->samples == 0 && p->o.compat != NT_COMPAT_NONE)
+			continue; /* a compat group that never received an interval */
+		int cat = final_category(p, g);
+		if (p->o.category_mask && !(p->o.category_mask & (1u << cat)))
+			continue;
+		const pstack *st = &p->stacks[g->stack];
+		nt_sample_group sg;
+		sg.session = g->session;
+		sg.thread_id = g->thread_id;
+		sg.category = cat;
+		sg.sample_type = g->stype;
+		sg.samples = g->samples;
+		sg.weight_ns = g->weight;
+		sg.depth = st->depth;
+		sg.frames = p->names + st->names_off;
+		if (te) {
+			if (nt_grow((void **)&scratch, &scap, (size_t)st->depth + 1, sizeof(char *))) {
+				free(scratch);
+				return NT_ENOMEM;
+			}
+			scratch[0] = g->stype == NT_SAMPLE_MANAGED ? "CPU_TIME" : "UNMANAGED_CODE_TIME";
+			memcpy(scratch + 1, p->names + st->names_off, st->depth * sizeof(char *));
+			sg.frames = scratch;
+			sg.depth = st->depth + 1;
+		}
+		rc = fn(ctx, &sg);
+		if (rc) {
+			free(scratch);
+			return rc;
+		}
+	}
+	free(scratch);
+	return 0;
+}
