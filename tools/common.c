@@ -113,3 +113,199 @@ int tool_finish(tool *t)
 	}
 	return t->rc;
 }
+
+/* ---------------------------------------------------------------- profile options */
+
+void profile_args_init(profile_args *a)
+{
+	memset(a, 0, sizeof *a);
+	a->popts.sz = sizeof a->popts;
+	a->fopts.sz = sizeof a->fopts;
+	a->fopts.unit = NT_UNIT_NS;
+}
+
+void profile_args_free(profile_args *a)
+{
+	free(a->threads);
+	nt_rules_free(a->rules);
+	a->threads = NULL;
+	a->rules = NULL;
+}
+
+static int parse_threads(tool *t, profile_args *a, const char *arg)
+{
+	size_t n = 0;
+	const char *p = arg;
+	free(a->threads);
+	a->threads = NULL;
+	while (*p) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, 0);
+		if (end == p || errno || (*end && *end != ',') || *p == '-') {
+			tool_usage_error(t, "bad thread list '%s': expected TID[,TID...]", arg);
+			return -EXIT_USAGE;
+		}
+		uint64_t *nt = realloc(a->threads, (n + 1) * sizeof(uint64_t));
+		if (!nt) {
+			fprintf(stderr, "%s: out of memory\n", t->prog);
+			return -EXIT_SYSTEM;
+		}
+		a->threads = nt;
+		a->threads[n++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (!n) {
+		tool_usage_error(t, "empty thread list");
+		return -EXIT_USAGE;
+	}
+	a->popts.threads = a->threads;
+	a->popts.nthreads = n;
+	return 1;
+}
+
+static int parse_categories(tool *t, profile_args *a, const char *arg)
+{
+	unsigned mask = 0;
+	const char *p = arg;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char name[32];
+		if (n == 0 || n >= sizeof name) {
+			tool_usage_error(t, "bad category list '%s'", arg);
+			return -EXIT_USAGE;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		int c = nt_category_parse(name);
+		if (c < 0) {
+			tool_usage_error(t, "unknown category '%s' (use cpu, lock, io, sleep, wait, gc, "
+					 "external or unknown)", name);
+			return -EXIT_USAGE;
+		}
+		mask |= 1u << c;
+		p = e ? e + 1 : p + n;
+	}
+	a->popts.category_mask = mask;
+	return 1;
+}
+
+int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	switch (code) {
+	case OPT_UNIT: {
+		int u = nt_unit_parse(arg);
+		if (u < 0) {
+			tool_usage_error(t, "unknown unit '%s' (use samples, ns, us or ms)", arg);
+			return -EXIT_USAGE;
+		}
+		a->fopts.unit = u;
+		a->unit_set = 1;
+		return 1;
+	}
+	case OPT_COMPAT:
+		if (strcmp(arg, "none") == 0)
+			a->popts.compat = NT_COMPAT_NONE;
+		else if (strcmp(arg, "pyroscope") == 0)
+			a->popts.compat = NT_COMPAT_PYROSCOPE;
+		else if (strcmp(arg, "traceevent") == 0)
+			a->popts.compat = NT_COMPAT_TRACEEVENT;
+		else {
+			tool_usage_error(t, "unknown compatibility mode '%s' (use none, pyroscope or "
+					 "traceevent)", arg);
+			return -EXIT_USAGE;
+		}
+		return 1;
+	case OPT_PER_THREAD:
+		a->fopts.per_thread = 1;
+		return 1;
+	case OPT_THREAD:
+		return parse_threads(t, a, arg);
+	case OPT_RANGE:
+		if (nt_range_parse(arg, &a->popts, &err)) {
+			tool_usage_error(t, "%s", err.msg);
+			return -EXIT_USAGE;
+		}
+		return 1;
+	case OPT_CATEGORY:
+		return parse_categories(t, a, arg);
+	case OPT_CATEGORY_FRAME:
+		if (strcmp(arg, "leaf") == 0)
+			a->fopts.category_frame = NT_CATFRAME_LEAF;
+		else if (strcmp(arg, "root") == 0)
+			a->fopts.category_frame = NT_CATFRAME_ROOT;
+		else if (strcmp(arg, "none") == 0)
+			a->fopts.category_frame = NT_CATFRAME_NONE;
+		else {
+			tool_usage_error(t, "bad --category-frame '%s' (use leaf, root or none)", arg);
+			return -EXIT_USAGE;
+		}
+		return 1;
+	case OPT_MANAGED_ONLY:
+		a->popts.managed_only = 1;
+		return 1;
+	case OPT_NO_MODULE:
+		a->fopts.no_module = 1;
+		return 1;
+	case OPT_RULES:
+		nt_rules_free(a->rules);
+		a->rules = NULL;
+		if (nt_rules_load(&a->rules, arg, &err)) {
+			int ec = tool_error(t, NULL, &err);
+			return -ec;
+		}
+		a->rules_path = arg;
+		a->popts.rules = a->rules;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile **out)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_profile *p = NULL;
+	*out = NULL;
+	if (nfiles == 0)
+		return tool_usage_error(t, "no input file (use - for standard input)");
+	int stdin_used = 0;
+	for (int i = 0; i < nfiles; i++)
+		if (strcmp(files[i], "-") == 0 && stdin_used++)
+			return tool_usage_error(t, "standard input ('-') given more than once");
+	if (nt_profile_new(&p, &a->popts, &err))
+		return tool_error(t, NULL, &err);
+	for (int i = 0; i < nfiles; i++) {
+		nt_reader *r = NULL;
+		nt_reader_opts ro = {sizeof ro, 0, files[i]};
+		nt_error_clear(&err);
+		if (nt_reader_open_file(&r, files[i], &ro, &err)) {
+			int ec = tool_error(t, files[i], &err);
+			nt_profile_free(p);
+			return ec;
+		}
+		if (nt_profile_add_trace(p, r, files[i], &err)) {
+			int ec = tool_error(t, files[i], &err);
+			nt_reader_free(r);
+			nt_profile_free(p);
+			return ec;
+		}
+		uint64_t off;
+		const char *w = nt_reader_warning(r, &off);
+		if (w)
+			tool_warn(t, files[i], off, w);
+		nt_reader_free(r);
+	}
+	nt_error_clear(&err);
+	if (nt_profile_finish(p, &err)) {
+		int ec = tool_error(t, NULL, &err);
+		nt_profile_free(p);
+		return ec;
+	}
+	*out = p;
+	return 0;
+}

@@ -8,7 +8,7 @@
 
 #include "nettrace.h"
 
-/* Exit codes (doc/man/*.1 EXIT STATUS). */
+/* Exit codes (the EXIT STATUS section of doc/man/nettrace-X.1). */
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2, EXIT_SYSTEM = 3, EXIT_INTERNAL = 4 };
 
 /* One row of a tool's option table: the getopt_long entry plus help text. */
@@ -43,6 +43,50 @@ void tool_warn(tool *t, const char *file, uint64_t offset, const char *msg);
 int tool_exit_code(int code);
 /* Flushes and checks stdout; returns the final exit code. */
 int tool_finish(tool *t);
+
+/* ---- options shared by the profile tools (fold, tree, flame, sql) ---- */
+
+/* Option codes >= 256 for long-only profile options. */
+enum {
+	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
+	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_PROFILE_LAST
+};
+
+#define TOOL_PROFILE_OPTS                                                                  \
+	{"unit", required_argument, OPT_UNIT, "UNIT", "weight unit: samples, ns, us or ms"},  \
+	{"compat", required_argument, OPT_COMPAT, "MODE",                                    \
+	 "weighting: none (inferred interval), pyroscope or traceevent"},                   \
+	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "add a root frame 'Thread (TID)'"}, \
+	{"thread", required_argument, OPT_THREAD, "TID,...", "keep only these threads"},     \
+	{"range", required_argument, OPT_RANGE, "A..B",                                      \
+	 "keep samples in a time range (1.5s..3s, 200ms.., ..2s, ts:RAW..ts:RAW)"},          \
+	{"category", required_argument, OPT_CATEGORY, "CAT,...",                             \
+	 "keep only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},         \
+	{"category-frame", required_argument, OPT_CATEGORY_FRAME, "WHERE",                   \
+	 "show the category as a frame: leaf, root or none"},                                \
+	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"}, \
+	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},   \
+	{"rules", required_argument, OPT_RULES, "FILE", "category rules file"}
+
+/* What the shared profile options set. */
+typedef struct profile_args {
+	nt_profile_opts popts;
+	nt_fold_opts fopts;
+	int unit_set;
+	uint64_t *threads;       /* owned */
+	nt_rules *rules;         /* owned */
+	const char *rules_path;
+} profile_args;
+
+void profile_args_init(profile_args *a);
+void profile_args_free(profile_args *a);
+/* Handles one shared option; returns 1 if it was one (0 otherwise), or an exit code < 0
+ * negated on error (-EXIT_USAGE, -EXIT_BADINPUT...) after printing the message. */
+int profile_args_handle(tool *t, profile_args *a, int code, const char *arg);
+/* Reads every input (path or "-") into a new profile; prints reader warnings; returns 0
+ * or an exit code (message printed). */
+int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile **out);
+
 /* Handles --help/--version (codes 'h' and 'V') for the standard rows. */
 #define TOOL_STD_OPTS                                                                      \
 	{"help", no_argument, 'h', NULL, "show this help and exit"},                       \
