@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: MIT */
+/* rate.c - infer the real sampling interval of a SampleProfiler trace from its samples.
+ * Input: samples in timestamp order (raw ticks, sampled thread, sampler thread); output:
+ * nt_rate_info (mean/median/p10/p90 of the round-to-round interval, CV, schedule guess,
+ * pauses). Not here: reading samples (reader.c), deciding what is a sample (payload.c).
+ *
+ * Why (spec §8): the runtime's sampler thread suspends the runtime, writes one ThreadSample
+ * per managed thread (ThreadId = sampled thread, CaptureThreadId = sampler thread), resumes
+ * and only then sleeps the period, so the real period is longer than the declared one and
+ * drifts with the thread count (observed medians 1.34-2.0 ms for 1 ms declared; 5.3 ms and
+ * 33 ms in older Windows traces).
+ *
+ * Sections, in order: constants and thresholds; id maps; histograms; the gap heap;
+ * streaming (nt_rate_add: round grouping); finalisation (nt_rate_result: gaps, statistics,
+ * schedule guess); the public API.
+ *
+ * Model. A "round" is one sampler wake-up: the samples of one capture thread that are close
+ * together in time. Rounds are kept per capture thread (concatenated sessions have
+ * different sampler threads, and a pause between sessions is not a sampling interval).
+ * A new round starts when
+ *  (a) a thread already sampled in the current round appears again (the common case: the
+ *      runtime samples each thread once per round; this rule alone splits back-to-back
+ *      rounds correctly however short the interval, which matters for Poisson schedules
+ *      where P(X < 0.3 mean) = 26%), or
+ *  (b) the delta from the previous sample of that capture thread exceeds a threshold that
+ *      adapts to both scales being separated: the spacing of samples inside a round (stack
+ *      walk time, microseconds) and the pause between rounds (the sleep, milliseconds).
+ *      See rt_update_threshold(). Rule (b) only matters when the set of sampled threads changes
+ *      from round to round (threads without managed frames produce no sample).
+ * Round time = timestamp of its first sample; the statistics are over round-to-round deltas.
+ *
+ * Memory is bounded whatever the sample count: two log-scale histograms (1000 bins per
+ * decade, 1 ns .. 1000 s: quantiles within 0.12%), exact sums, the NT_RATE_MAX_GAPS longest
+ * deltas (a min-heap) and per-thread/per-capture-thread state capped at RT_MAX_THREADS. */
+#include "internal.h"
+
+#include <math.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Constants and thresholds
+ * ------------------------------------------------------------------------------------- */
+
+/* Histogram: bin 0 holds deltas < 1 ns (equal timestamps, sub-ns ticks of a 4 GHz clock),
+ * bins 1..12000 cover [1 ns, 1000 s) at 1000 bins per decade (each bin is 0.23% wide, so a
+ * quantile interpolated inside its bin is off by at most ~0.12%), the last bin >= 1000 s. */
+#define RT_BINS_PER_DECADE 1000
+#define RT_DECADES 12
+#define RT_NBINS (RT_BINS_PER_DECADE * RT_DECADES + 2)
+
+/* Distinct sampled threads and capture threads tracked. Real processes have at most a few
+ * thousand threads; the cap bounds memory (about 3 MiB) if a corrupt or synthetic file
+ * gives every sample a new thread id. Beyond it, samples of untracked threads still count
+ * in `samples` but cannot start rounds by rule (a) and give no per-thread deltas, and
+ * `threads` stops growing. */
+#define RT_MAX_THREADS 65536u
+#define RT_MAX_CAPTURES 65536u
+
+/* The round-splitting scales are exponentially weighted means of log(delta), weight 1/32
+ * (they settle within ~100 rounds), each update clipped to +-ln 4 around the current value
+ * so one stall or one back-to-back round moves the threshold by at most ~4%. */
+#define RT_LN2 0.69314718055994531
+#define RT_LN4 1.3862943611198906
+#define RT_LN16 2.7725887222397812
+#define RT_EWMA_W (1.0 / 32.0)
+#define RT_LOG_CLIP RT_LN4
+
+/* Timestamps of one capture thread going backwards are ignored (the API asks for timestamp
+ * order). So many in a row means the clock was reset (e.g. a second session reusing the
+ * sampler thread id): the capture thread's stream restarts, with no delta across it. */
+#define RT_BACKWARDS_RESET 64u
+
+/* Schedule guess (see rt_classify() for the reasoning behind each number). */
+#define RT_MIN_ROUNDS 10      /* fewer rounds: "unknown" */
+#define RT_FIXED_CV 0.05      /* CV below this: "fixed" */
+#define RT_POISSON_R10_LO 0.07 /* exponential: p10/median = ln(10/9)/ln 2 = 0.152 */
+#define RT_POISSON_R10_HI 0.30
+#define RT_POISSON_R90_LO 2.3  /* exponential: p90/median = ln 10/ln 2 = 3.32 */
+#define RT_POISSON_R90_HI 5.0
+#define RT_POISSON_CV_LO 0.75 /* exponential: CV = 1 */
+#define RT_POISSON_CV_HI 1.35
+/* Gap cut-off for a Poisson schedule: an interval is a pause only if an exponential with
+ * the observed mean would exceed it with probability alpha/n over the n intervals, i.e.
+ * fewer than alpha = 1% false pauses per trace. */
+#define RT_POISSON_GAP_ALPHA 0.01
+
+/* ---------------------------------------------------------------------------------------
+ * Id maps: open addressing, linear probing, uint64 id -> index into an entry array.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct rt_map {
+	uint64_t *keys; /* ids */
+	uint32_t *vals; /* entry index + 1; 0 marks an empty slot */
+	size_t cap;     /* slots, a power of two (0 before the first insert) */
+	size_t n;       /* used slots */
+} rt_map;
+
+static size_t rt_hash(uint64_t x)
+{
+	/* splitmix64 finaliser: thread ids are often multiples of 4 or 8 */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (size_t)x;
+}
+
+/* Index stored for id, or -1. */
+static long rt_map_find(const rt_map *m, uint64_t id)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = rt_hash(id) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return -1;
+		if (m->keys[i] == id)
+			return (long)m->vals[i] - 1;
+	}
+}
+
+static void rt_map_put_slot(rt_map *m, uint64_t id, uint32_t val)
+{
+	size_t i = rt_hash(id) & (m->cap - 1);
+	while (m->vals[i])
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = id;
+	m->vals[i] = val;
+}
+
+/* Adds id -> idx (id must be absent). Returns 0, or -1 when out of memory. */
+static int rt_map_insert(rt_map *m, uint64_t id, uint32_t idx)
+{
+	if (2 * (m->n + 1) > m->cap) { /* keep the load at most 1/2 */
+		size_t ncap = m->cap ? 2 * m->cap : 64;
+		uint64_t *nk = calloc(ncap, sizeof *nk);
+		uint32_t *nv = calloc(ncap, sizeof *nv);
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		rt_map old = *m;
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.vals[i])
+				rt_map_put_slot(m, old.keys[i], old.vals[i]);
+		free(old.keys);
+		free(old.vals);
+	}
+	rt_map_put_slot(m, id, idx + 1);
+	m->n++;
+	return 0;
+}
+
+static void rt_map_free(rt_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * State
+ * ------------------------------------------------------------------------------------- */
+
+/* One sampled thread. */
+typedef struct rt_thread {
+	uint64_t last_ts;      /* timestamp of its previous sample */
+	uint64_t round_serial; /* capture-thread round its previous sample belonged to */
+	uint32_t cap;          /* index of the capture thread that sampled it last */
+} rt_thread;
+
+/* One capture (sampler) thread: its own stream of rounds. */
+typedef struct rt_capture {
+	uint64_t last_ts;      /* timestamp of its previous accepted sample */
+	uint64_t round_ts;     /* first sample of the current round */
+	uint64_t round_serial; /* current round number (never reused, even after a restart) */
+	uint32_t nbackwards;   /* consecutive samples with a timestamp going backwards */
+	uint8_t started;       /* a round is open */
+	uint8_t has_intra;     /* log_intra is set */
+	uint8_t has_inter;     /* log_inter is set */
+	double log_intra;      /* EWMA of ln(delta ticks) inside rounds (rule (b)) */
+	double log_inter;      /* EWMA of ln(delta ticks), last sample -> next round's first */
+	double log_thr;        /* ln of the rule (b) threshold in ticks (rt_update_threshold) */
+} rt_capture;
+
+/* A candidate pause: one round-to-round delta among the NT_RATE_MAX_GAPS longest. */
+typedef struct rt_cand {
+	uint64_t len;   /* delta, ticks */
+	uint64_t start; /* timestamp of the round before it */
+} rt_cand;
+
+/* Statistics of the round deltas for one gap cut-off (rt_compute()). */
+typedef struct rt_stats {
+	double mean_ns, cv, p10_ns, p50_ns, p90_ns;
+	size_t ngaps;           /* listed gaps (in rt->res_gaps) */
+	long double gaps_ticks; /* total length of all gaps, listed or not */
+} rt_stats;
+
+struct nt_rate {
+	uint64_t declared_ns;   /* header's period, a hint for the first round only */
+	uint64_t freq;          /* ticks per second, > 0 */
+	uint64_t sync_qpc;      /* session start, ticks */
+	long double ns_per_tick;
+	double log_half_declared; /* ln(declared / 2 in ticks), HUGE_VAL if no declared period */
+
+	uint64_t samples;       /* fed, including ignored ones */
+	uint64_t rounds;        /* all capture threads */
+	uint64_t ndeltas;       /* round-to-round deltas recorded */
+	uint64_t ignored;       /* backwards timestamps and duplicates */
+
+	/* Round-to-round deltas: exact sums (long double holds a 64-bit integer exactly on
+	 * x86-64 and aarch64, and up to 2^53 ticks elsewhere), histogram, extremes. */
+	long double sum;        /* sum of deltas, ticks */
+	long double sumk;       /* sum of (delta - shift) */
+	long double sumsq;      /* sum of (delta - shift)^2: shifted so the variance of a
+				 * near-fixed schedule does not cancel out */
+	uint64_t shift;         /* first delta seen */
+	uint64_t min_delta;     /* smallest delta, ticks */
+	uint64_t *hist;         /* RT_NBINS counts of round deltas, binned in ns */
+	uint64_t *scratch;      /* RT_NBINS: hist minus the gaps, at finalisation */
+
+	/* Per-thread consecutive-sample deltas (median only). */
+	uint64_t *thist;        /* RT_NBINS */
+	uint64_t tcount;
+	uint64_t tmin, tmax;    /* ticks */
+
+	/* The longest deltas: min-heap on len, at most NT_RATE_MAX_GAPS. */
+	rt_cand *heap;
+	size_t nheap;
+	uint64_t heap_dropped;  /* deltas pushed out of (or never let into) the full heap */
+
+	rt_map thread_map;
+	rt_thread *threads;
+	size_t nthreads, cthreads;
+	uint64_t untracked;     /* samples of threads beyond RT_MAX_THREADS or lost to ENOMEM */
+
+	rt_map cap_map;
+	rt_capture *caps;
+	size_t ncaps, ccaps;
+	long last_cap;          /* index of the previous sample's capture thread, -1 if none */
+	uint64_t last_cap_id;
+
+	nt_gap *res_gaps;       /* NT_RATE_MAX_GAPS: the gaps of the last result */
+	nt_rate_info info;      /* the last result */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Histograms
+ * ------------------------------------------------------------------------------------- */
+
+static double rt_ns(const nt_rate *rt, long double ticks)
+{
+	return (double)(ticks * rt->ns_per_tick);
+}
+
+static size_t rt_bin(double ns)
+{
+	if (!(ns >= 1.0))
+		return 0;
+	if (ns >= 1e12)
+		return RT_NBINS - 1;
+	long b = (long)floor(log10(ns) * RT_BINS_PER_DECADE);
+	/* log10() rounding at bin edges must not push a value out of the regular range */
+	if (b < 0)
+		b = 0;
+	if (b > RT_BINS_PER_DECADE * RT_DECADES - 1)
+		b = RT_BINS_PER_DECADE * RT_DECADES - 1;
+	return (size_t)b + 1;
+}
+
+/* Lower edge (ns) of regular bin b (1..RT_NBINS-2); geometric mid-point with f = 0.5. */
+static double rt_bin_value(size_t b, double f)
+{
+	return pow(10.0, ((double)(b - 1) + f) / RT_BINS_PER_DECADE);
+}
+
+/* Value (ns) at quantile p of histogram h holding total entries; the rank is p*(total-1)
+ * between the sorted values (as numpy's default), and inside its bin the entries are
+ * taken as spread evenly in log scale. Clamped to [vmin, vmax], the exact extremes, so
+ * an all-equal sample gives its exact value. Returns 0 for an empty histogram. */
+static double rt_quantile(const uint64_t *h, uint64_t total, double p, double vmin, double vmax)
+{
+	if (total == 0)
+		return 0;
+	double rank = p * (double)(total - 1);
+	uint64_t cum = 0;
+	double v = vmax;
+	for (size_t b = 0; b < RT_NBINS; b++) {
+		if (!h[b])
+			continue;
+		if ((double)(cum + h[b]) > rank) {
+			if (b == 0)
+				v = vmin;
+			else if (b == RT_NBINS - 1)
+				v = vmax;
+			else
+				v = rt_bin_value(b, (rank - (double)cum + 0.5) / (double)h[b]);
+			break;
+		}
+		cum += h[b];
+	}
+	if (v < vmin)
+		v = vmin;
+	if (v > vmax)
+		v = vmax;
+	return v;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The gap heap: the NT_RATE_MAX_GAPS longest round deltas. Keeping the longest ones
+ * (rather than those above a running estimate) needs no estimate while streaming, and the
+ * final gap list is exact whenever fewer than NT_RATE_MAX_GAPS deltas exceed the final
+ * cut-off: every delta pushed out is shorter than everything kept.
+ * ------------------------------------------------------------------------------------- */
+
+static void rt_heap_sift_down(rt_cand *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && h[l].len < h[m].len)
+			m = l;
+		if (r < n && h[r].len < h[m].len)
+			m = r;
+		if (m == i)
+			return;
+		rt_cand t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void rt_heap_offer(nt_rate *rt, uint64_t len, uint64_t start)
+{
+	rt_cand *h = rt->heap;
+	if (rt->nheap < NT_RATE_MAX_GAPS) {
+		size_t i = rt->nheap++;
+		h[i].len = len;
+		h[i].start = start;
+		while (i > 0 && h[(i - 1) / 2].len > h[i].len) {
+			rt_cand t = h[i];
+			h[i] = h[(i - 1) / 2];
+			h[(i - 1) / 2] = t;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	rt->heap_dropped++;
+	if (len <= h[0].len)
+		return;
+	h[0].len = len;
+	h[0].start = start;
+	rt_heap_sift_down(h, rt->nheap, 0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Streaming
+ * ------------------------------------------------------------------------------------- */
+
+/* Records one round-to-round delta (ticks); start = first sample of the earlier round. */
+static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
+{
+	if (rt->ndeltas == 0) {
+		rt->shift = d;
+		rt->min_delta = d;
+	}
+	rt->ndeltas++;
+	rt->sum += d;
+	long double k = (long double)d - (long double)rt->shift;
+	rt->sumk += k;
+	rt->sumsq += k * k;
+	if (d < rt->min_delta)
+		rt->min_delta = d;
+	rt->hist[rt_bin(rt_ns(rt, d))]++;
+	rt_heap_offer(rt, d, start);
+}
+
+/* Moves an EWMA of ln(delta ticks) towards x = ln(delta), delta floored at 1 tick. */
+static void rt_ewma(double *est, uint8_t *has, double x)
+{
+	if (!*has) {
+		*est = x;
+		*has = 1;
+		return;
+	}
+	double dx = x - *est;
+	if (dx > RT_LOG_CLIP)
+		dx = RT_LOG_CLIP;
+	if (dx < -RT_LOG_CLIP)
+		dx = -RT_LOG_CLIP;
+	*est += RT_EWMA_W * dx;
+}
+
+/* Rule (b): a delta from the previous sample above this threshold starts a new round.
+ * Kept as ln(ticks) in c->log_thr and recomputed after each estimate update, so a sample
+ * costs one log(). With both scales known, the threshold is their geometric mean, the
+ * natural boundary between two clusters that are each spread evenly in log scale: 3 us
+ * spacing and a 1 ms sleep give 55 us; 0.39 ms walks and 2.3 ms pauses (the .NET Core
+ * 3.0 Windows trace in data/traces) give 0.95 ms. It stays at least 4x the in-round
+ * spacing (ordinary walk-time jitter must not split a round) and at most half the
+ * between-round pause (a delta that long is surely a new wake-up); the upper bound wins.
+ * For an exponential schedule the between-round estimate is the geometric mean of the
+ * pause, ~0.56 x mean, so with 3 us spacing only rounds closer than ~41 us (4% at a 1 ms
+ * mean) are merged, and only if rule (a) does not catch them. Before both scales are
+ * known: 16x the spacing (first round of a multi-thread capture), half the pause (one
+ * thread so far), half the declared period, or none (rule (a) only). */
+static void rt_update_threshold(const nt_rate *rt, rt_capture *c)
+{
+	double half_declared = rt->log_half_declared;
+	if (c->has_intra && c->has_inter) {
+		double t = 0.5 * (c->log_intra + c->log_inter);
+		if (t < c->log_intra + RT_LN4)
+			t = c->log_intra + RT_LN4;
+		if (t > c->log_inter - RT_LN2)
+			t = c->log_inter - RT_LN2;
+		c->log_thr = t;
+	} else if (c->has_inter) {
+		c->log_thr = c->log_inter - RT_LN2;
+	} else if (c->has_intra) {
+		c->log_thr = c->log_intra + RT_LN16;
+		if (c->log_thr > half_declared)
+			c->log_thr = half_declared;
+	} else {
+		c->log_thr = half_declared;
+	}
+}
+
+static long rt_capture_get(nt_rate *rt, uint64_t id)
+{
+	if (rt->last_cap >= 0 && rt->last_cap_id == id)
+		return rt->last_cap;
+	long i = rt_map_find(&rt->cap_map, id);
+	if (i < 0) {
+		if (rt->ncaps >= RT_MAX_CAPTURES)
+			return -1;
+		if (nt_grow((void **)&rt->caps, &rt->ccaps, rt->ncaps + 1, sizeof *rt->caps))
+			return -1;
+		if (rt_map_insert(&rt->cap_map, id, (uint32_t)rt->ncaps))
+			return -1;
+		memset(&rt->caps[rt->ncaps], 0, sizeof rt->caps[0]);
+		rt_update_threshold(rt, &rt->caps[rt->ncaps]);
+		i = (long)rt->ncaps++;
+	}
+	rt->last_cap = i;
+	rt->last_cap_id = id;
+	return i;
+}
+
+/* Entry of a sampled thread, created on first sight (*fresh = 1); NULL if untracked. */
+static rt_thread *rt_thread_get(nt_rate *rt, uint64_t id, int *fresh)
+{
+	long i = rt_map_find(&rt->thread_map, id);
+	*fresh = 0;
+	if (i >= 0)
+		return &rt->threads[i];
+	if (rt->nthreads >= RT_MAX_THREADS)
+		return NULL;
+	if (nt_grow((void **)&rt->threads, &rt->cthreads, rt->nthreads + 1, sizeof *rt->threads))
+		return NULL;
+	if (rt_map_insert(&rt->thread_map, id, (uint32_t)rt->nthreads))
+		return NULL;
+	*fresh = 1;
+	return &rt->threads[rt->nthreads++];
+}
+
+void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
+{
+	NT_ASSERT(rt);
+	if (!rt)
+		return;
+	rt->samples++;
+	long ci = rt_capture_get(rt, capture_thread_id);
+	if (ci < 0) {
+		rt->untracked++;
+		return;
+	}
+	rt_capture *c = &rt->caps[ci];
+	if (c->started && timestamp < c->last_ts) {
+		rt->ignored++;
+		if (++c->nbackwards < RT_BACKWARDS_RESET)
+			return;
+		/* a clock reset, not reordering: restart this capture thread's stream */
+		c->started = 0;
+	}
+	c->nbackwards = 0;
+
+	int fresh;
+	rt_thread *t = rt_thread_get(rt, thread_id, &fresh);
+	if (!t)
+		rt->untracked++;
+	int same_cap = t && !fresh && t->cap == (uint32_t)ci;
+	/* One thread sampled twice at the same instant by the same sampler is a duplicated
+	 * event, not a sample: no sampler wakes up twice within one tick. */
+	if (same_cap && c->started && t->last_ts == timestamp) {
+		rt->ignored++;
+		return;
+	}
+
+	if (!c->started) {
+		c->started = 1;
+		c->round_serial++;
+		c->round_ts = timestamp;
+		rt->rounds++;
+	} else {
+		uint64_t d = timestamp - c->last_ts;
+		double x = d ? log((double)d) : 0; /* equal timestamps count as 1 tick */
+		int repeated = same_cap && t->round_serial == c->round_serial;
+		if (repeated || (d && x > c->log_thr)) {
+			rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
+			rt_ewma(&c->log_inter, &c->has_inter, x);
+			c->round_serial++;
+			c->round_ts = timestamp;
+			rt->rounds++;
+		} else {
+			rt_ewma(&c->log_intra, &c->has_intra, x);
+		}
+		rt_update_threshold(rt, c);
+	}
+	c->last_ts = timestamp;
+
+	if (t) {
+		if (same_cap && timestamp >= t->last_ts) {
+			uint64_t td = timestamp - t->last_ts;
+			if (rt->tcount == 0 || td < rt->tmin)
+				rt->tmin = td;
+			if (rt->tcount == 0 || td > rt->tmax)
+				rt->tmax = td;
+			rt->tcount++;
+			rt->thist[rt_bin(rt_ns(rt, td))]++;
+		}
+		t->last_ts = timestamp;
+		t->cap = (uint32_t)ci;
+		t->round_serial = c->round_serial;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Finalisation
+ * ------------------------------------------------------------------------------------- */
+
+static int64_t rt_session_ns(const nt_rate *rt, uint64_t ts)
+{
+	long double ns;
+	if (ts >= rt->sync_qpc)
+		ns = (long double)(ts - rt->sync_qpc) * rt->ns_per_tick;
+	else
+		ns = -(long double)(rt->sync_qpc - ts) * rt->ns_per_tick;
+	if (ns >= 9.2e18L)
+		return INT64_MAX;
+	if (ns <= -9.2e18L)
+		return INT64_MIN;
+	return (int64_t)llroundl(ns);
+}
+
+static uint64_t rt_round_ns(long double ns)
+{
+	if (ns >= 1.8e19L)
+		return UINT64_MAX;
+	return ns > 0 ? (uint64_t)llroundl(ns) : 0;
+}
+
+static int rt_gap_cmp(const void *a, const void *b)
+{
+	const nt_gap *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->length_ns < y->length_ns ? -1 : x->length_ns > y->length_ns;
+}
+
+/* Statistics of the round deltas with every delta longer than cut_ns taken out as a gap.
+ * Fills rt->res_gaps (time order) and *st. The heap holds every gap unless more than
+ * NT_RATE_MAX_GAPS deltas exceed the cut; then the listed gaps are the longest ones and
+ * the others are taken out of the sums by their histogram bins (approximately, to 0.12%),
+ * and counted in gaps_ticks only. */
+static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	memcpy(rt->scratch, rt->hist, RT_NBINS * sizeof *rt->scratch);
+
+	long double gsum = 0, gk = 0, gsq = 0, gn = 0;
+	uint64_t heap_min = UINT64_MAX, max_nongap = 0;
+	int have_nongap = 0;
+	for (size_t i = 0; i < rt->nheap; i++) {
+		const rt_cand *e = &rt->heap[i];
+		if (e->len < heap_min)
+			heap_min = e->len;
+		if (!(rt_ns(rt, e->len) > cut_ns)) {
+			if (e->len > max_nongap)
+				max_nongap = e->len;
+			have_nongap = 1;
+			continue;
+		}
+		nt_gap *g = &rt->res_gaps[st->ngaps++];
+		g->start_ns = rt_session_ns(rt, e->start);
+		g->length_ns = rt_round_ns((long double)e->len * rt->ns_per_tick);
+		long double k = (long double)e->len - (long double)rt->shift;
+		gsum += e->len;
+		gk += k;
+		gsq += k * k;
+		gn += 1;
+		rt->scratch[rt_bin(rt_ns(rt, e->len))]--;
+	}
+	qsort(rt->res_gaps, st->ngaps, sizeof *rt->res_gaps, rt_gap_cmp);
+
+	/* More gaps than the heap holds: the rest sit in histogram bins above the cut (a
+	 * delta in the bin that straddles the cut stays in; the bin is 0.23% wide). */
+	double vmax_ns;
+	if (rt->heap_dropped && rt->nheap && rt_ns(rt, heap_min) > cut_ns) {
+		for (size_t b = rt_bin(cut_ns) + 1; b < RT_NBINS; b++) {
+			if (!rt->scratch[b])
+				continue;
+			double v = b == RT_NBINS - 1 ? rt_ns(rt, heap_min) : rt_bin_value(b, 0.5);
+			long double vt = (long double)v / rt->ns_per_tick, cnt = rt->scratch[b];
+			long double k = vt - (long double)rt->shift;
+			gsum += cnt * vt;
+			gk += cnt * k;
+			gsq += cnt * k * k;
+			gn += cnt;
+			rt->scratch[b] = 0;
+		}
+		vmax_ns = cut_ns;
+	} else {
+		/* the longest non-gap delta is in the heap unless every entry is a gap */
+		vmax_ns = have_nongap ? rt_ns(rt, max_nongap) : cut_ns;
+	}
+	st->gaps_ticks = gsum;
+
+	long double n = (long double)rt->ndeltas - gn;
+	if (n < 0.5)
+		return;
+	long double mean = (rt->sum - gsum) / n;
+	st->mean_ns = (double)(mean * rt->ns_per_tick);
+	if (n >= 1.5 && mean > 0) {
+		long double sk = rt->sumk - gk, sq = rt->sumsq - gsq;
+		long double var = (sq - sk * sk / n) / (n - 1);
+		st->cv = var > 0 ? (double)(sqrtl(var) / mean) : 0;
+	}
+	double vmin_ns = rt_ns(rt, rt->min_delta);
+	if (vmax_ns < vmin_ns)
+		vmax_ns = vmin_ns;
+	uint64_t total = (uint64_t)llroundl(n);
+	st->p10_ns = rt_quantile(rt->scratch, total, 0.10, vmin_ns, vmax_ns);
+	st->p50_ns = rt_quantile(rt->scratch, total, 0.50, vmin_ns, vmax_ns);
+	st->p90_ns = rt_quantile(rt->scratch, total, 0.90, vmin_ns, vmax_ns);
+}
+
+/* Schedule guess and the matching statistics (rt->res_gaps is left matching *st).
+ *  - "unknown": fewer than RT_MIN_ROUNDS rounds; nine intervals say nothing about shape.
+ *  - "fixed": CV < 0.05. A timer with wake-up jitter of ~50 us on a 1 ms period has CV
+ *    ~0.03; uniform +-20% jitter has CV 0.2/sqrt 3 = 0.115, uniform +-10% 0.058; so the
+ *    line sits below any deliberate jitter and above timer noise.
+ *  - "poisson": exponential-like shape. Quantile ratios over all deltas (robust to a few
+ *    pauses): p10/median in [0.07, 0.30] around the exponential's 0.152 and p90/median in
+ *    [2.3, 5.0] around 3.32 (with 1000 intervals the standard errors are ~11% and ~5%,
+ *    so these are > 4 sigma wide; uniform [0, 2T] fails p90/median = 1.8, a gamma of
+ *    shape 2 fails both just), and then the CV, gaps excluded with the Poisson cut-off,
+ *    in [0.75, 1.35] (SE(CV) ~ 1/sqrt(n), so 2.5 sigma at only 100 intervals).
+ *    Pauses are then judged against the exponential tail, not 4 x median: an exponential
+ *    exceeds 4 x median = 2.77 x mean in 6.25% of intervals, and taking those out would
+ *    bias the mean 18% low. The cut-off is mean x ln(n / alpha), mean = median / ln 2.
+ *  - "jittered": everything else (any CV >= 0.05 that is not exponential-like, including
+ *    heavier-than-exponential tails). */
+static const char *rt_classify(nt_rate *rt, rt_stats *st)
+{
+	double lo = rt_ns(rt, rt->min_delta);
+	double hi = rt->nheap ? rt_ns(rt, rt->heap[0].len) : lo;
+	for (size_t i = 0; i < rt->nheap; i++)
+		if (rt_ns(rt, rt->heap[i].len) > hi)
+			hi = rt_ns(rt, rt->heap[i].len);
+	double m = rt_quantile(rt->hist, rt->ndeltas, 0.5, lo, hi);
+	double cut = m > 0 ? NT_RATE_GAP_FACTOR * m : HUGE_VAL;
+	rt_compute(rt, cut, st);
+	if (rt->ndeltas + 1 < RT_MIN_ROUNDS)
+		return "unknown";
+	if (st->cv < RT_FIXED_CV)
+		return "fixed";
+	if (!(m > 0)) /* more than half the deltas under 1 ns: no shape to speak of */
+		return "jittered";
+	double r10 = rt_quantile(rt->hist, rt->ndeltas, 0.1, lo, hi) / m;
+	double r90 = rt_quantile(rt->hist, rt->ndeltas, 0.9, lo, hi) / m;
+	if (r10 >= RT_POISSON_R10_LO && r10 <= RT_POISSON_R10_HI && r90 >= RT_POISSON_R90_LO &&
+	    r90 <= RT_POISSON_R90_HI) {
+		double pcut = m / RT_LN2 * log((double)rt->ndeltas / RT_POISSON_GAP_ALPHA);
+		if (pcut < cut)
+			pcut = cut;
+		rt_stats ps;
+		rt_compute(rt, pcut, &ps);
+		if (ps.cv >= RT_POISSON_CV_LO && ps.cv <= RT_POISSON_CV_HI) {
+			*st = ps;
+			return "poisson";
+		}
+		rt_compute(rt, cut, st); /* restore the gap list of the 4 x median cut */
+	}
+	return "jittered";
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------- */
+
+int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t sync_qpc,
+		nt_error *err)
+{
+	nt_rate *rt = NULL;
+	NT_ASSERT(out);
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL output pointer");
+	*out = NULL;
+	if (freq == 0)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "tick frequency is 0");
+	rt = calloc(1, sizeof *rt);
+	if (!rt)
+		goto fail;
+	rt->declared_ns = declared_ns;
+	rt->freq = freq;
+	rt->sync_qpc = sync_qpc;
+	rt->ns_per_tick = 1e9L / (long double)freq;
+	rt->log_half_declared = HUGE_VAL;
+	if (declared_ns) {
+		long double t = (long double)declared_ns / rt->ns_per_tick / 2;
+		rt->log_half_declared = t >= 1 ? log((double)t) : 0;
+	}
+	rt->last_cap = -1;
+	rt->hist = calloc(RT_NBINS, sizeof *rt->hist);
+	rt->scratch = calloc(RT_NBINS, sizeof *rt->scratch);
+	rt->thist = calloc(RT_NBINS, sizeof *rt->thist);
+	rt->heap = calloc(NT_RATE_MAX_GAPS, sizeof *rt->heap);
+	rt->res_gaps = calloc(NT_RATE_MAX_GAPS, sizeof *rt->res_gaps);
+	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps)
+		goto fail;
+	*out = rt;
+	return 0;
+fail:
+	nt_rate_free(rt);
+	return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate the rate estimator");
+}
+
+const nt_rate_info *nt_rate_result(nt_rate *rt)
+{
+	NT_ASSERT(rt);
+	if (!rt)
+		return NULL;
+	nt_rate_info *in = &rt->info;
+	memset(in, 0, sizeof *in);
+	rt_stats st;
+	in->schedule = rt_classify(rt, &st);
+	in->declared_interval_ns = rt->declared_ns;
+	in->inferred_interval_ns = st.mean_ns;
+	in->median_interval_ns = st.p50_ns;
+	in->p10_interval_ns = st.p10_ns;
+	in->p90_interval_ns = st.p90_ns;
+	in->cv = st.cv;
+	in->samples = rt->samples;
+	in->rounds = rt->rounds;
+	in->threads = rt->nthreads;
+	in->per_thread_median_ns =
+		rt_quantile(rt->thist, rt->tcount, 0.5, rt_ns(rt, rt->tmin), rt_ns(rt, rt->tmax));
+	in->lost_samples = 0;
+	in->ngaps = st.ngaps;
+	in->gaps = rt->res_gaps;
+	in->gaps_total_ns = rt_round_ns(st.gaps_ticks * rt->ns_per_tick);
+	return in;
+}
+
+void nt_rate_free(nt_rate *rt)
+{
+	if (!rt)
+		return;
+	free(rt->hist);
+	free(rt->scratch);
+	free(rt->thist);
+	free(rt->heap);
+	free(rt->res_gaps);
+	rt_map_free(&rt->thread_map);
+	free(rt->threads);
+	rt_map_free(&rt->cap_map);
+	free(rt->caps);
+	free(rt);
+}

@@ -1,0 +1,1711 @@
+/* SPDX-License-Identifier: MIT */
+/* writer.c - the nettrace writer: turns metadata definitions and events into a V4/V5
+ * FastSerialization stream (what the .NET runtime writes) or a V6 block stream, through
+ * an nt_sink.
+ *
+ * Sections, in order: byte buffers and hash tables; sink output and block framing;
+ * metadata encoding (V5 payloads, V6 rows); compressed event rows; stack and label-list
+ * interning; the per-capture-thread queue and its flush; sequence points; the public API.
+ *
+ * The model is the runtime's writer (dotnet/runtime ep-file.c, ep-block.c,
+ * ep-buffer-manager.c; spec §2-§7):
+ *  - events are queued per capture thread and written at flush time, one thread's run at
+ *    a time, oldest run first, the first event of each run marked IsSorted (spec §6);
+ *  - an event is encoded only when it is written: its metadata record goes to the
+ *    MetadataBlock on first use (carrying that event's thread, processor and timestamp, as
+ *    the runtime's metadata events do), its stack is interned into the StackBlock, then
+ *    the row goes to the EventBlock;
+ *  - a full EventBlock flushes the metadata, stack (V6: thread and label-list) blocks
+ *    first, so everything an event references precedes it in the file (spec §5);
+ *  - stack ids (V6: label-list ids) restart at 1 after every sequence point.
+ * Limitation (inherent in the API, documented in nettrace.h terms): events are sorted
+ * across capture threads only among those queued together. An event older than something
+ * already flushed is still written, after it; readers then deliver it late.
+ * Not here: reading (reader.c), sinks (sink.c), UTF conversion (error.c). */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+/* Defaults and limits. */
+#define WR_DEFAULT_BLOCK_SIZE (100u * 1024u)          /* ep-file.c: ep_*_block_alloc(100 * 1024) */
+#define WR_DEFAULT_SP_INTERVAL (10ull * 1024 * 1024)  /* ep-session.c sequence_point_alloc_budget */
+#define WR_MIN_BLOCK_SIZE 64u                         /* block header + a few small rows */
+#define WR_QUEUE_LIMIT (1u << 20) /* queued bytes that force a flush: bounds memory */
+#define WR_V6_MAX_BLOCK 0xFFFFFFu /* V6 block sizes are 24-bit (spec §7.1) */
+#define WR_MAX_FIELD_DEPTH 32u    /* nested OBJECT fields; deeper is surely a cycle */
+#define WR_EVENT_HEADER_SIZE 20u  /* EventBlock/MetadataBlock header (spec §3.1) */
+#define WR_ID_HEADER_SIZE 8u      /* StackBlock/LabelList header: first id, count */
+/* Longest compressed row header: flags, metadata id (5), seq (5) + capture thread (10) +
+ * processor (5), thread (10), stack (5), timestamp (10), 2 GUIDs (32), payload size (5). */
+#define WR_ROW_HEADER_MAX 88u
+
+/* V6 block kinds (spec §7.1); V5 uses the FastSerialization type names instead. */
+enum wr_kind {
+	WR_K_END = 0,
+	WR_K_TRACE = 1,
+	WR_K_EVENT = 2,
+	WR_K_METADATA = 3,
+	WR_K_SP = 4,
+	WR_K_STACK = 5,
+	WR_K_THREAD = 6,
+	WR_K_LABEL = 8,
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Growable byte buffers. The wb_* appenders return 0 or -1 (out of memory); builders OR
+ * the results together and report NT_ENOMEM once at the end.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct wbuf {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+} wbuf;
+
+static int wb_reserve(wbuf *b, size_t n)
+{
+	if (n > SIZE_MAX - b->len)
+		return -1;
+	return nt_grow((void **)&b->p, &b->cap, b->len + n, 1);
+}
+
+static int wb_put(wbuf *b, const void *src, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (wb_reserve(b, n))
+		return -1;
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int wb_u8(wbuf *b, uint8_t v)
+{
+	return wb_put(b, &v, 1);
+}
+
+static int wb_u16(wbuf *b, uint16_t v)
+{
+	uint8_t t[2];
+	nt_put16(t, v);
+	return wb_put(b, t, 2);
+}
+
+static int wb_u32(wbuf *b, uint32_t v)
+{
+	uint8_t t[4];
+	nt_put32(t, v);
+	return wb_put(b, t, 4);
+}
+
+static int wb_u64(wbuf *b, uint64_t v)
+{
+	uint8_t t[8];
+	nt_put64(t, v);
+	return wb_put(b, t, 8);
+}
+
+static int wb_varu64(wbuf *b, uint64_t v)
+{
+	uint8_t t[10];
+	return wb_put(b, t, nt_put_varu64(t, v));
+}
+
+/* Appends zero bytes (space for a header filled in later). */
+static int wb_zero(wbuf *b, size_t n)
+{
+	if (wb_reserve(b, n))
+		return -1;
+	memset(b->p + b->len, 0, n);
+	b->len += n;
+	return 0;
+}
+
+/* V4/V5 metadata string: UTF-16LE plus a 16-bit NUL (spec §1). */
+static int wb_utf16z(wbuf *b, const char *s)
+{
+	return nt_utf8_to_utf16z(s ? s : "", &b->p, &b->len, &b->cap) ? -1 : 0;
+}
+
+/* V6 string: varuint32 byte count, then UTF-8 bytes without terminator (spec §7). */
+static int wb_v6str(wbuf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > UINT32_MAX)
+		return -1;
+	return wb_varu64(b, n) | wb_put(b, s, n);
+}
+
+static void wb_free(wbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Hash tables: u64 -> u32 (thread lookups) and byte strings -> id (stack/label interning).
+ * Open addressing, power-of-two sizes, load factor <= 1/2.
+ * ------------------------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64 finaliser: thread ids are small and clustered, spread them out */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return mix64(h ^ n);
+}
+
+typedef struct u64map {
+	uint64_t *keys;
+	uint32_t *vals; /* value + 1; 0 marks an empty slot */
+	size_t cap;     /* slots, 0 or a power of two */
+	size_t n;       /* entries */
+} u64map;
+
+static int u64map_get(const u64map *m, uint64_t key, uint32_t *val)
+{
+	if (!m->cap)
+		return 0;
+	size_t mask = m->cap - 1;
+	for (size_t i = (size_t)mix64(key) & mask;; i = (i + 1) & mask) {
+		if (!m->vals[i])
+			return 0;
+		if (m->keys[i] == key) {
+			*val = m->vals[i] - 1;
+			return 1;
+		}
+	}
+}
+
+static void u64map_insert_raw(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key,
+			      uint32_t stored)
+{
+	size_t mask = cap - 1;
+	size_t i = (size_t)mix64(key) & mask;
+	while (vals[i])
+		i = (i + 1) & mask;
+	keys[i] = key;
+	vals[i] = stored;
+}
+
+/* Adds key (which must be absent) -> val (< UINT32_MAX). Returns 0 or -1 (no memory). */
+static int u64map_put(u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		if (ncap > SIZE_MAX / sizeof(uint64_t))
+			return -1;
+		uint64_t *nk = malloc(ncap * sizeof *nk);
+		uint32_t *nv = calloc(ncap, sizeof *nv);
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->vals[i])
+				u64map_insert_raw(nk, nv, ncap, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	u64map_insert_raw(m->keys, m->vals, m->cap, key, val + 1);
+	m->n++;
+	return 0;
+}
+
+static void u64map_free(u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+/* Interned byte strings; entry k has id k + 1. */
+typedef struct ientry {
+	size_t off;    /* into keys */
+	size_t len;
+	uint64_t hash;
+} ientry;
+
+typedef struct intern {
+	wbuf keys;       /* key bytes back to back */
+	ientry *e;
+	size_t n, ecap;
+	uint32_t *slots; /* entry index + 1; 0 = empty */
+	size_t nslots;   /* 0 or a power of two */
+} intern;
+
+/* Returns the id of key, or 0 if it is not interned. */
+static uint32_t intern_find(const intern *t, const uint8_t *key, size_t len, uint64_t hash)
+{
+	if (!t->nslots)
+		return 0;
+	size_t mask = t->nslots - 1;
+	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
+		uint32_t s = t->slots[i];
+		if (!s)
+			return 0;
+		const ientry *e = &t->e[s - 1];
+		if (e->hash == hash && e->len == len &&
+		    (len == 0 || memcmp(t->keys.p + e->off, key, len) == 0))
+			return s;
+	}
+}
+
+/* Adds key (which must be absent); *id gets its id. Returns 0 or -1 (no memory). */
+static int intern_add(intern *t, const uint8_t *key, size_t len, uint64_t hash, uint32_t *id)
+{
+	if (t->n >= UINT32_MAX - 1)
+		return -1;
+	if ((t->n + 1) * 2 > t->nslots) {
+		size_t ns = t->nslots ? t->nslots * 2 : 64;
+		uint32_t *nsl = ns <= SIZE_MAX / sizeof *nsl ? calloc(ns, sizeof *nsl) : NULL;
+		if (!nsl)
+			return -1;
+		for (size_t k = 0; k < t->n; k++) {
+			size_t i = (size_t)t->e[k].hash & (ns - 1);
+			while (nsl[i])
+				i = (i + 1) & (ns - 1);
+			nsl[i] = (uint32_t)(k + 1);
+		}
+		free(t->slots);
+		t->slots = nsl;
+		t->nslots = ns;
+	}
+	if (nt_grow((void **)&t->e, &t->ecap, t->n + 1, sizeof *t->e))
+		return -1;
+	size_t off = t->keys.len;
+	if (wb_put(&t->keys, key, len))
+		return -1;
+	t->e[t->n] = (ientry){off, len, hash};
+	size_t mask = t->nslots - 1;
+	size_t i = (size_t)hash & mask;
+	while (t->slots[i])
+		i = (i + 1) & mask;
+	t->slots[i] = (uint32_t)(t->n + 1);
+	*id = (uint32_t)++t->n;
+	return 0;
+}
+
+/* Forgets every entry (a sequence point ends the region where ids are valid). */
+static void intern_reset(intern *t)
+{
+	t->keys.len = 0;
+	t->n = 0;
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof *t->slots);
+}
+
+static void intern_free(intern *t)
+{
+	wb_free(&t->keys);
+	free(t->e);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Writer state
+ * ------------------------------------------------------------------------------------- */
+
+/* Compressed-header state: the previous row of the same block (spec §3.2). */
+typedef struct hstate {
+	uint32_t meta_id;
+	uint32_t seq;
+	uint64_t capture;     /* V6: thread index */
+	uint32_t processor;
+	uint64_t thread;      /* V6: thread index */
+	uint32_t stack_id;
+	uint64_t timestamp;
+	uint8_t act[16];      /* V5 only */
+	uint8_t rel[16];      /* V5 only */
+	uint32_t label_id;    /* V6 only */
+	uint32_t payload_len;
+} hstate;
+
+/* One row to encode: the header fields plus the IsSorted flag. */
+typedef struct rowdesc {
+	hstate h;
+	int sorted;
+} rowdesc;
+
+/* An EventBlock or (V5) MetadataBlock being filled. */
+typedef struct rowblock {
+	wbuf b;           /* content; the first WR_EVENT_HEADER_SIZE bytes are the header */
+	size_t nrows;
+	uint64_t min_ts;
+	uint64_t max_ts;
+	hstate prev;
+} rowblock;
+
+/* A StackBlock or (V6) LabelList block being filled. */
+typedef struct idblock {
+	wbuf b;           /* content; the first WR_ID_HEADER_SIZE bytes are the header */
+	uint32_t first_id;
+	uint32_t count;
+} idblock;
+
+/* A defined event type. */
+typedef struct wmeta {
+	uint8_t *data;    /* V5: the metadata payload; V6: the row including its uint16 size */
+	size_t len;
+	uint8_t emitted;  /* already written to a metadata block */
+} wmeta;
+
+/* A queued event; stack bytes (pointer-size little-endian IPs) and payload follow it in
+ * w->queue, and the whole record is padded to a multiple of 8 bytes. */
+typedef struct qrec {
+	uint64_t timestamp;
+	uint64_t thread_id;
+	uint32_t meta_id;
+	uint32_t seq;
+	uint32_t processor;
+	uint32_t stack_len;   /* bytes */
+	uint32_t payload_len; /* bytes */
+	uint8_t has_ids;      /* activity or related activity id is non-zero */
+	uint8_t act[16];
+	uint8_t rel[16];
+} qrec;
+
+/* A capture thread: sequence numbers, ordering check and its queue. */
+typedef struct wthread {
+	uint64_t id;       /* OS thread id */
+	uint64_t last_ts;  /* newest timestamp queued */
+	uint32_t last_seq; /* last sequence number assigned */
+	uint8_t has_ts;
+	size_t *q;         /* offsets of queued records in w->queue, oldest first */
+	size_t qlen, qcap;
+} wthread;
+
+struct nt_writer {
+	nt_sink sink;
+	nt_trace_header hdr;
+	int v6;
+	uint32_t ptr_size;
+	uint32_t block_size;   /* content limit of a block holding more than one item */
+	uint32_t hard_max;     /* content limit of any block (a lone oversized item) */
+	uint64_t sp_interval;  /* event-block bytes between automatic sequence points */
+	uint64_t out_off;      /* bytes written to the sink = file offset */
+	int failed;            /* sticky NT_E* code once the stream is inconsistent */
+
+	wmeta *meta;           /* by id - 1 */
+	size_t nmeta, meta_cap;
+	size_t meta_pending;   /* defined but not yet written */
+
+	rowblock evb;          /* EventBlock */
+	rowblock mdb;          /* V5 MetadataBlock */
+	wbuf v6md;             /* V6 metadata block: uint16 header size, then rows */
+	idblock stk;           /* StackBlock */
+	idblock lbl;           /* V6 LabelList block */
+	wbuf thr;              /* V6 Thread block rows */
+	intern stacks;         /* stacks of the current sequence-point region */
+	intern labels;         /* V6 label lists of the current region */
+	u64map v6idx;          /* V6: OS thread id -> thread index */
+	uint32_t v6next;       /* V6: last thread index given out */
+
+	wthread *threads;      /* capture threads in first-seen order */
+	size_t nthreads, threads_cap;
+	u64map thread_map;     /* OS thread id -> index in threads */
+	size_t *active;        /* threads with queued events */
+	size_t nactive, active_cap;
+	wbuf queue;            /* qrec records */
+
+	uint64_t max_ts;       /* newest timestamp written into any block */
+	int have_ts;
+	uint64_t last_sp_ts;
+	uint64_t sp_bytes;     /* event-block bytes since the last sequence point */
+	wbuf tmp;              /* scratch for small blocks and keys */
+};
+
+static const uint8_t zero16[16];
+
+static int wr_oom(nt_error *err)
+{
+	return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "writer: out of memory");
+}
+
+/* Marks the writer unusable: a partly written block cannot be taken back. */
+static int wr_broken(nt_writer *w, int rc)
+{
+	if (rc < 0 && !w->failed)
+		w->failed = rc;
+	return rc;
+}
+
+/* 1 when need more bytes fit after len bytes under limit. len can exceed limit: a block
+ * holding one oversized item is full. */
+static int fits(size_t len, size_t need, size_t limit)
+{
+	return len <= limit && need <= limit - len;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Sink output and block framing
+ * ------------------------------------------------------------------------------------- */
+
+/* Writes n bytes; a failure makes the writer unusable and is reported with the sink's code
+ * (NT_EIO with errno when the sink left one). */
+static int wr_out(nt_writer *w, const void *p, size_t n, nt_error *err)
+{
+	if (n == 0)
+		return 0;
+	errno = 0;
+	int rc = w->sink.write(w->sink.ctx, p, n);
+	if (rc < 0) {
+		int e = errno;
+		if (rc == NT_EIO && e != 0)
+			rc = nt_fail_errno(err, e,
+					   "cannot write %zu bytes at output offset %" PRIu64, n,
+					   w->out_off);
+		else
+			nt_fail(err, rc, NT_NO_OFFSET,
+				"cannot write %zu bytes at output offset %" PRIu64 ": %s", n,
+				w->out_off, nt_strerror(rc));
+		return wr_broken(w, rc);
+	}
+	w->out_off += n;
+	return 0;
+}
+
+/* V4/V5 object header: BeginPrivateObject, the type object (version 2, minimum reader 2 for
+ * blocks, spec §2.2) and EndObject of the type. Returns its length in h (room for 64). */
+static size_t fs_object_header(uint8_t *h, const char *type, uint32_t version)
+{
+	size_t nl = strlen(type), n = 0;
+	h[n++] = 0x05; /* BeginPrivateObject */
+	h[n++] = 0x05; /* BeginPrivateObject of the type */
+	h[n++] = 0x01; /* NullReference: the type of a type */
+	nt_put32(h + n, version);
+	nt_put32(h + n + 4, version); /* minimum reader version */
+	nt_put32(h + n + 8, (uint32_t)nl);
+	n += 12;
+	memcpy(h + n, type, nl);
+	n += nl;
+	h[n++] = 0x06; /* EndObject of the type */
+	return n;
+}
+
+/* FastSerialization type name of a V5 block (spec §2.2 table). */
+static const char *fs_block_name(enum wr_kind kind)
+{
+	switch (kind) {
+	case WR_K_EVENT:
+		return "EventBlock";
+	case WR_K_METADATA:
+		return "MetadataBlock";
+	case WR_K_STACK:
+		return "StackBlock";
+	default:
+		NT_ASSERT(kind == WR_K_SP); /* V6-only kinds never reach V5 framing */
+		return "SPBlock";
+	}
+}
+
+/* Writes one block: V5 as a FastSerialization object (int32 size, zero padding to a 4-byte
+ * file offset, content, EndObject; spec §2.4), V6 as uint32 size | kind << 24 then content
+ * (spec §7.1). */
+static int wr_block(nt_writer *w, enum wr_kind kind, const uint8_t *content, size_t len,
+		    nt_error *err)
+{
+	if (len > w->hard_max)
+		return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
+					    "writer: block of %zu bytes exceeds %" PRIu32, len,
+					    w->hard_max));
+	uint8_t h[80];
+	size_t n;
+	if (w->v6) {
+		nt_put32(h, (uint32_t)len | (uint32_t)kind << 24);
+		n = 4;
+	} else {
+		n = fs_object_header(h, fs_block_name(kind), 2);
+		nt_put32(h + n, (uint32_t)len);
+		n += 4;
+		/* The content must start at a file offset that is a multiple of 4. */
+		size_t pad = (size_t)((4 - ((w->out_off + n) & 3)) & 3);
+		memset(h + n, 0, pad);
+		n += pad;
+	}
+	int rc = wr_out(w, h, n, err);
+	if (!rc)
+		rc = wr_out(w, content, len, err);
+	if (!rc && !w->v6) {
+		static const uint8_t end_object = 0x06;
+		rc = wr_out(w, &end_object, 1, err);
+	}
+	return rc;
+}
+
+/* Stream header and trace header (spec §2.1, §2.3; V6 §7.1, §7.2). */
+static int wr_stream_header(nt_writer *w, nt_error *err)
+{
+	static const char magic[8] = {'N', 'e', 't', 't', 'r', 'a', 'c', 'e'};
+	const nt_trace_header *hd = &w->hdr;
+	wbuf *b = &w->tmp;
+	int bad = 0;
+	b->len = 0;
+	bad |= wb_put(b, magic, 8);
+	if (!w->v6) {
+		static const char fs[] = "!FastSerialization.1";
+		uint8_t oh[64];
+		bad |= wb_u32(b, (uint32_t)strlen(fs));
+		bad |= wb_put(b, fs, strlen(fs));
+		/* The Trace object: version 4, minimum reader 4, a 48-byte payload. */
+		bad |= wb_put(b, oh, fs_object_header(oh, "Trace", 4));
+	} else {
+		bad |= wb_u32(b, 0); /* Reserved */
+		bad |= wb_u32(b, 6); /* MajorVersion */
+		bad |= wb_u32(b, 0); /* MinorVersion: what this writer implements */
+	}
+	size_t trace_start = b->len;
+	if (w->v6)
+		bad |= wb_u32(b, 0); /* block header, patched below */
+	for (int i = 0; i < 8; i++)
+		bad |= wb_u16(b, hd->sync_time_utc[i]);
+	bad |= wb_u64(b, hd->sync_qpc);
+	bad |= wb_u64(b, hd->qpc_frequency);
+	bad |= wb_u32(b, hd->pointer_size);
+	if (!w->v6) {
+		bad |= wb_u32(b, hd->process_id);
+		bad |= wb_u32(b, hd->processors);
+		bad |= wb_u32(b, hd->expected_sampling_ns);
+		bad |= wb_u8(b, 0x06); /* EndObject of the Trace object */
+	} else {
+		/* V6 moved these fields into well-known key/value pairs (spec §7.2). */
+		static const char *const keys[3] = {"ProcessId", "HardwareThreadCount",
+						    "ExpectedCPUSamplingRate"};
+		uint32_t vals[3] = {hd->process_id, hd->processors, hd->expected_sampling_ns};
+		bad |= wb_u32(b, 3);
+		for (int i = 0; i < 3; i++) {
+			char num[16];
+			snprintf(num, sizeof num, "%" PRIu32, vals[i]);
+			bad |= wb_v6str(b, keys[i]) | wb_v6str(b, num);
+		}
+		if (!bad)
+			nt_put32(b->p + trace_start,
+				 (uint32_t)(b->len - trace_start - 4) | (uint32_t)WR_K_TRACE << 24);
+	}
+	if (bad)
+		return wr_broken(w, wr_oom(err));
+	return wr_out(w, b->p, b->len, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Metadata encoding
+ * ------------------------------------------------------------------------------------- */
+
+/* Type codes a V4/V5 record may carry outside arrays (spec §4): Object and 3..18. */
+static int v5_type_ok(uint32_t t)
+{
+	return t == NT_TYPE_OBJECT || (t >= NT_TYPE_BOOL32 && t <= NT_TYPE_STRING);
+}
+
+/* Type codes of V6 (spec §7.4): Object and 3..26. */
+static int v6_type_ok(uint32_t t)
+{
+	return t == NT_TYPE_OBJECT || (t >= NT_TYPE_BOOL32 && t <= NT_TYPE_BOOL8);
+}
+
+static int v6_has_elem(uint32_t t)
+{
+	return t == NT_TYPE_ARRAY || t == NT_TYPE_FIXED_ARRAY || t == NT_TYPE_RELLOC ||
+	       t == NT_TYPE_DATALOC;
+}
+
+static int bad_type(nt_error *err, const nt_field *f, uint32_t t, const char *fmt_name)
+{
+	return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+		       "field '%s': type %" PRIu32 " cannot be written in format %s",
+		       f->name ? f->name : "", t, fmt_name);
+}
+
+static int bad_fields(nt_error *err, const char *why)
+{
+	return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "metadata fields: %s", why);
+}
+
+/* 1 when some field, at any depth, is an array: V5 can describe arrays only in the
+ * V2Params tag (spec §4). */
+static int fields_have_array(const nt_field *f, uint32_t n, unsigned depth)
+{
+	if (!f || depth > WR_MAX_FIELD_DEPTH)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (f[i].type == NT_TYPE_ARRAY)
+			return 1;
+		if (f[i].type == NT_TYPE_OBJECT &&
+		    fields_have_array(f[i].fields, f[i].nfields, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* V1 field list: int32 count, then per field int32 TypeCode, [nested list if Object],
+ * UTF-16z name (spec §4). */
+static int v5_fields_v1(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
+{
+	if (depth > WR_MAX_FIELD_DEPTH)
+		return bad_fields(err, "nested deeper than 32 levels");
+	if (n && !f)
+		return bad_fields(err, "nfields > 0 but fields is NULL");
+	int bad = wb_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!v5_type_ok(f[i].type))
+			return bad_type(err, &f[i], f[i].type, "5");
+		bad |= wb_u32(b, f[i].type);
+		if (f[i].type == NT_TYPE_OBJECT) {
+			int rc = v5_fields_v1(b, f[i].fields, f[i].nfields, depth + 1, err);
+			if (rc)
+				return rc;
+		}
+		bad |= wb_utf16z(b, f[i].name);
+	}
+	return bad ? wr_oom(err) : 0;
+}
+
+/* V2Params field list: int32 count, then per field int32 FieldSize (including itself),
+ * UTF-16z name, int32 TypeCode, [int32 element type if Array], [nested list if Object or
+ * array of Object] (spec §4; ep-metadata-generator.c for the order). */
+static int v5_fields_v2(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
+{
+	if (depth > WR_MAX_FIELD_DEPTH)
+		return bad_fields(err, "nested deeper than 32 levels");
+	if (n && !f)
+		return bad_fields(err, "nfields > 0 but fields is NULL");
+	if (wb_u32(b, n))
+		return wr_oom(err);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t t = f[i].type;
+		size_t start = b->len;
+		int rc = 0;
+		int bad = wb_u32(b, 0) | wb_utf16z(b, f[i].name) | wb_u32(b, t);
+		if (t == NT_TYPE_ARRAY) {
+			/* nt_field has one element type, so arrays of arrays are not describable */
+			if (!v5_type_ok(f[i].elem_type))
+				return bad_type(err, &f[i], f[i].elem_type, "5 (array element)");
+			bad |= wb_u32(b, f[i].elem_type);
+			if (f[i].elem_type == NT_TYPE_OBJECT)
+				rc = v5_fields_v2(b, f[i].fields, f[i].nfields, depth + 1, err);
+		} else if (t == NT_TYPE_OBJECT) {
+			rc = v5_fields_v2(b, f[i].fields, f[i].nfields, depth + 1, err);
+		} else if (!v5_type_ok(t)) {
+			return bad_type(err, &f[i], t, "5");
+		}
+		if (rc)
+			return rc;
+		if (bad)
+			return wr_oom(err);
+		if (b->len - start > INT32_MAX)
+			return bad_fields(err, "field description too large");
+		nt_put32(b->p + start, (uint32_t)(b->len - start));
+	}
+	return 0;
+}
+
+/* V4/V5 metadata payload (spec §4): int32 id, UTF-16z provider, int32 event id, UTF-16z
+ * name, int64 keywords, int32 version, int32 level, V1 fields, then the V5 OpCode tag when
+ * opcode != 0 and the V2Params tag (with V1 field count 0) when a field is an array, as
+ * the runtime's metadata generator does. */
+static int build_meta_v5(wbuf *b, uint32_t id, const nt_metadata_desc *d, nt_error *err)
+{
+	int has_array = fields_have_array(d->fields, d->nfields, 0);
+	int rc;
+	int bad = wb_u32(b, id) | wb_utf16z(b, d->provider) | wb_u32(b, d->event_id) |
+		  wb_utf16z(b, d->name) | wb_u64(b, d->keywords) | wb_u32(b, d->version) |
+		  wb_u32(b, d->level);
+	if (bad)
+		return wr_oom(err);
+	if (has_array)
+		rc = wb_u32(b, 0) ? wr_oom(err) : 0;
+	else
+		rc = v5_fields_v1(b, d->fields, d->nfields, 0, err);
+	if (rc)
+		return rc;
+	if (d->opcode != 0) {
+		if (d->opcode > 0xFF)
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+				       "opcode %" PRIu32 " does not fit the 8-bit OpCode tag",
+				       d->opcode);
+		/* tag payload size 1, kind 1 = OpCode, the opcode */
+		if (wb_u32(b, 1) | wb_u8(b, 1) | wb_u8(b, (uint8_t)d->opcode))
+			return wr_oom(err);
+	}
+	if (has_array) {
+		size_t start = b->len;
+		/* tag payload size (patched: bytes after the kind byte), kind 2 = V2Params */
+		if (wb_u32(b, 0) | wb_u8(b, 2))
+			return wr_oom(err);
+		rc = v5_fields_v2(b, d->fields, d->nfields, 0, err);
+		if (rc)
+			return rc;
+		if (b->len - start - 5 > INT32_MAX)
+			return bad_fields(err, "V2Params tag too large");
+		nt_put32(b->p + start, (uint32_t)(b->len - start - 5));
+	}
+	return 0;
+}
+
+static int v6_fields(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err);
+
+/* V6 Type: uint8 code, [element Type if Array/FixedLengthArray/RelLoc/DataLoc], [uint16
+ * count if FixedLengthArray], [FieldDescriptions if Object] (spec §7.4). */
+static int v6_type(wbuf *b, const nt_field *f, unsigned depth, nt_error *err)
+{
+	uint32_t t = f->type;
+	if (!v6_type_ok(t))
+		return bad_type(err, f, t, "6");
+	int bad = wb_u8(b, (uint8_t)t);
+	int rc = 0;
+	if (v6_has_elem(t)) {
+		uint32_t et = f->elem_type;
+		if (!v6_type_ok(et) || v6_has_elem(et))
+			return bad_type(err, f, et, "6 (array element)");
+		bad |= wb_u8(b, (uint8_t)et);
+		if (et == NT_TYPE_OBJECT)
+			rc = v6_fields(b, f->fields, f->nfields, depth + 1, err);
+		if (!rc && t == NT_TYPE_FIXED_ARRAY) {
+			if (f->fixed_count > 0xFFFF)
+				return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+					       "field '%s': fixed array count %" PRIu32
+					       " exceeds 65535",
+					       f->name ? f->name : "", f->fixed_count);
+			bad |= wb_u16(b, (uint16_t)f->fixed_count);
+		}
+	} else if (t == NT_TYPE_OBJECT) {
+		rc = v6_fields(b, f->fields, f->nfields, depth + 1, err);
+	}
+	if (rc)
+		return rc;
+	return bad ? wr_oom(err) : 0;
+}
+
+/* V6 FieldDescriptions: uint16 count, then per field uint16 FieldSize (excluding itself),
+ * string name, Type (spec §7.4). */
+static int v6_fields(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
+{
+	if (depth > WR_MAX_FIELD_DEPTH)
+		return bad_fields(err, "nested deeper than 32 levels");
+	if (n && !f)
+		return bad_fields(err, "nfields > 0 but fields is NULL");
+	if (n > 0xFFFF)
+		return bad_fields(err, "more than 65535 fields");
+	if (wb_u16(b, (uint16_t)n))
+		return wr_oom(err);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t start = b->len;
+		if (wb_u16(b, 0) | wb_v6str(b, f[i].name))
+			return wr_oom(err);
+		int rc = v6_type(b, &f[i], depth, err);
+		if (rc)
+			return rc;
+		if (b->len - start - 2 > 0xFFFF)
+			return bad_fields(err, "field description larger than 65535 bytes");
+		nt_put16(b->p + start, (uint16_t)(b->len - start - 2));
+	}
+	return 0;
+}
+
+/* V6 metadata row including its uint16 Size (spec §7.4). Keywords, level, version and
+ * opcode go in OptionalMetadata, each only when non-zero (absent means 0). */
+static int build_meta_v6(wbuf *b, uint32_t id, const nt_metadata_desc *d, nt_error *err)
+{
+	if (d->level > 0xFF || d->version > 0xFF || d->opcode > 0xFF)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "level %" PRIu32 ", version %" PRIu32 " or opcode %" PRIu32
+			       " does not fit the 8-bit V6 field",
+			       d->level, d->version, d->opcode);
+	int bad = wb_u16(b, 0) | wb_varu64(b, id) | wb_v6str(b, d->provider) |
+		  wb_varu64(b, d->event_id) | wb_v6str(b, d->name);
+	if (bad)
+		return wr_oom(err);
+	int rc = v6_fields(b, d->fields, d->nfields, 0, err);
+	if (rc)
+		return rc;
+	size_t opt = b->len;
+	bad = wb_u16(b, 0);
+	if (d->opcode)
+		bad |= wb_u8(b, 1) | wb_u8(b, (uint8_t)d->opcode);
+	if (d->keywords)
+		bad |= wb_u8(b, 3) | wb_u64(b, d->keywords);
+	if (d->level)
+		bad |= wb_u8(b, 8) | wb_u8(b, (uint8_t)d->level);
+	if (d->version)
+		bad |= wb_u8(b, 9) | wb_u8(b, (uint8_t)d->version);
+	if (bad)
+		return wr_oom(err);
+	nt_put16(b->p + opt, (uint16_t)(b->len - opt - 2));
+	if (b->len - 2 > 0xFFFF)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "metadata row of %zu bytes exceeds the V6 limit of 65535",
+			       b->len - 2);
+	nt_put16(b->p, (uint16_t)(b->len - 2));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Blocks being filled
+ * ------------------------------------------------------------------------------------- */
+
+static int rowblock_reset(rowblock *rb)
+{
+	rb->b.len = 0;
+	rb->nrows = 0;
+	rb->min_ts = UINT64_MAX;
+	rb->max_ts = 0;
+	memset(&rb->prev, 0, sizeof rb->prev);
+	return wb_zero(&rb->b, WR_EVENT_HEADER_SIZE);
+}
+
+static int idblock_reset(idblock *ib)
+{
+	ib->b.len = 0;
+	ib->first_id = 0;
+	ib->count = 0;
+	return wb_zero(&ib->b, WR_ID_HEADER_SIZE);
+}
+
+/* Writes an EventBlock/MetadataBlock if it has rows: header size 20, flags 1 (compressed
+ * headers), min and max timestamp (spec §3.1). */
+static int flush_rowblock(nt_writer *w, rowblock *rb, enum wr_kind kind, nt_error *err)
+{
+	if (!rb->nrows)
+		return 0;
+	nt_put16(rb->b.p, WR_EVENT_HEADER_SIZE);
+	nt_put16(rb->b.p + 2, 1);
+	nt_put64(rb->b.p + 4, rb->min_ts);
+	nt_put64(rb->b.p + 12, rb->max_ts);
+	int rc = wr_block(w, kind, rb->b.p, rb->b.len, err);
+	if (rc)
+		return rc;
+	return rowblock_reset(rb) ? wr_broken(w, wr_oom(err)) : 0;
+}
+
+static int flush_idblock(nt_writer *w, idblock *ib, enum wr_kind kind, nt_error *err)
+{
+	if (!ib->count)
+		return 0;
+	nt_put32(ib->b.p, ib->first_id);
+	nt_put32(ib->b.p + 4, ib->count);
+	int rc = wr_block(w, kind, ib->b.p, ib->b.len, err);
+	if (rc)
+		return rc;
+	return idblock_reset(ib) ? wr_broken(w, wr_oom(err)) : 0;
+}
+
+static int flush_meta(nt_writer *w, nt_error *err)
+{
+	if (!w->v6)
+		return flush_rowblock(w, &w->mdb, WR_K_METADATA, err);
+	if (w->v6md.len <= 2)
+		return 0;
+	nt_put16(w->v6md.p, 0); /* HeaderSize: no extra header bytes */
+	int rc = wr_block(w, WR_K_METADATA, w->v6md.p, w->v6md.len, err);
+	w->v6md.len = 2;
+	return rc;
+}
+
+static int flush_threads(nt_writer *w, nt_error *err)
+{
+	if (!w->thr.len)
+		return 0;
+	int rc = wr_block(w, WR_K_THREAD, w->thr.p, w->thr.len, err);
+	w->thr.len = 0;
+	return rc;
+}
+
+/* Writes every pending block, in an order where each block precedes the blocks that
+ * reference it: threads, metadata, stacks, label lists, then events (ep_file_flush). */
+static int flush_blocks(nt_writer *w, nt_error *err)
+{
+	int rc = 0;
+	if (w->v6)
+		rc = flush_threads(w, err);
+	if (!rc)
+		rc = flush_meta(w, err);
+	if (!rc)
+		rc = flush_idblock(w, &w->stk, WR_K_STACK, err);
+	if (!rc && w->v6)
+		rc = flush_idblock(w, &w->lbl, WR_K_LABEL, err);
+	if (!rc)
+		rc = flush_rowblock(w, &w->evb, WR_K_EVENT, err);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Compressed rows (spec §3.2, V6 §7.3)
+ * ------------------------------------------------------------------------------------- */
+
+/* Encodes the compressed header of r relative to prev into out (WR_ROW_HEADER_MAX bytes),
+ * applying the runtime's rule for each flag (ep-block.c ep_event_block_base_write_event).
+ * Returns the length. */
+static size_t encode_row_header(const hstate *prev, const rowdesc *r, int v6, uint8_t *out)
+{
+	const hstate *h = &r->h;
+	uint8_t flags = 0;
+	size_t n = 1;
+	if (h->meta_id != prev->meta_id) {
+		n += nt_put_varu64(out + n, h->meta_id);
+		flags |= 0x01;
+	}
+	/* Without flag 0x02 a reader computes seq = prev + 1 for events (metadata id != 0)
+	 * and keeps prev for metadata rows; uint32 arithmetic wraps on purpose. */
+	uint32_t implied = prev->seq + (h->meta_id != 0 ? 1u : 0u);
+	if (implied != h->seq || prev->capture != h->capture ||
+	    prev->processor != h->processor) {
+		n += nt_put_varu64(out + n, (uint32_t)(h->seq - prev->seq - 1u));
+		n += nt_put_varu64(out + n, h->capture);
+		n += nt_put_varu64(out + n, h->processor);
+		flags |= 0x02;
+	}
+	if (h->thread != prev->thread) {
+		n += nt_put_varu64(out + n, h->thread);
+		flags |= 0x04;
+	}
+	if (h->stack_id != prev->stack_id) {
+		n += nt_put_varu64(out + n, h->stack_id);
+		flags |= 0x08;
+	}
+	/* Always present; an older timestamp than the previous row (another capture
+	 * thread's run) wraps to a 10-byte varint, as in runtime-written files. */
+	n += nt_put_varu64(out + n, h->timestamp - prev->timestamp);
+	if (!v6) {
+		if (memcmp(h->act, prev->act, 16) != 0) {
+			memcpy(out + n, h->act, 16);
+			n += 16;
+			flags |= 0x10;
+		}
+		if (memcmp(h->rel, prev->rel, 16) != 0) {
+			memcpy(out + n, h->rel, 16);
+			n += 16;
+			flags |= 0x20;
+		}
+	} else if (h->label_id != prev->label_id) {
+		n += nt_put_varu64(out + n, h->label_id);
+		flags |= 0x10;
+	}
+	if (r->sorted)
+		flags |= 0x40;
+	if (h->payload_len != prev->payload_len) {
+		n += nt_put_varu64(out + n, h->payload_len);
+		flags |= 0x80;
+	}
+	out[0] = flags;
+	return n;
+}
+
+/* Appends a row to an EventBlock (is_event) or V5 MetadataBlock. When the block is full it
+ * is written first (an EventBlock together with every block it may reference) and the
+ * header is re-encoded against the reset state. A row too large for any block on its own
+ * still goes alone into one (the caller checked it against hard_max). */
+static int append_row(nt_writer *w, rowblock *rb, int is_event, const rowdesc *r,
+		      const uint8_t *payload, nt_error *err)
+{
+	uint8_t hb[WR_ROW_HEADER_MAX];
+	size_t hn = encode_row_header(&rb->prev, r, w->v6, hb);
+	size_t need = hn + r->h.payload_len;
+	if (rb->nrows && !fits(rb->b.len, need, w->block_size)) {
+		int rc = is_event ? flush_blocks(w, err) : flush_meta(w, err);
+		if (rc)
+			return rc;
+		hn = encode_row_header(&rb->prev, r, w->v6, hb);
+		need = hn + r->h.payload_len;
+	}
+	if (!fits(rb->b.len, need, w->hard_max))
+		return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
+					    "writer: row of %zu bytes does not fit a block", need));
+	if (wb_put(&rb->b, hb, hn) || wb_put(&rb->b, payload, r->h.payload_len))
+		return wr_broken(w, wr_oom(err));
+	rb->prev = r->h;
+	rb->nrows++;
+	if (r->h.timestamp < rb->min_ts)
+		rb->min_ts = r->h.timestamp;
+	if (r->h.timestamp > rb->max_ts)
+		rb->max_ts = r->h.timestamp;
+	if (!w->have_ts || r->h.timestamp > w->max_ts)
+		w->max_ts = r->h.timestamp;
+	w->have_ts = 1;
+	if (is_event)
+		w->sp_bytes += need;
+	return 0;
+}
+
+/* Writes metadata record id to the metadata block unless done already. V5 records are
+ * rows with metadata id 0, sequence 0, capture thread 0 and IsSorted, stamped with the
+ * thread, processor and timestamp of the event that first uses them (ep-file.c
+ * ep_file_write_event; spec §2.5 shows such a row). */
+static int emit_meta(nt_writer *w, uint32_t id, uint64_t thread, uint32_t processor,
+		     uint64_t ts, nt_error *err)
+{
+	wmeta *m = &w->meta[id - 1];
+	if (m->emitted)
+		return 0;
+	if (w->v6) {
+		if (w->v6md.len > 2 && !fits(w->v6md.len, m->len, w->block_size)) {
+			int rc = flush_meta(w, err);
+			if (rc)
+				return rc;
+		}
+		if (wb_put(&w->v6md, m->data, m->len))
+			return wr_broken(w, wr_oom(err));
+	} else {
+		rowdesc r;
+		memset(&r, 0, sizeof r);
+		r.h.processor = processor;
+		r.h.thread = thread;
+		r.h.timestamp = ts;
+		r.h.payload_len = (uint32_t)m->len;
+		r.sorted = 1;
+		int rc = append_row(w, &w->mdb, 0, &r, m->data, err);
+		if (rc)
+			return rc;
+	}
+	m->emitted = 1;
+	w->meta_pending--;
+	return 0;
+}
+
+/* Returns in *id the id of a stack or label list (key bytes) in the current region,
+ * adding it to its pending block when new. */
+static int intern_id(nt_writer *w, intern *t, idblock *ib, enum wr_kind kind,
+		     const uint8_t *key, size_t len, int size_prefix, uint32_t *id,
+		     nt_error *err)
+{
+	uint64_t h = hash_bytes(key, len);
+	*id = intern_find(t, key, len, h);
+	if (*id)
+		return 0;
+	size_t need = len + (size_prefix ? 4 : 0);
+	if (ib->count && !fits(ib->b.len, need, w->block_size)) {
+		int rc = flush_idblock(w, ib, kind, err);
+		if (rc)
+			return rc;
+	}
+	if (!fits(ib->b.len, need, w->hard_max))
+		return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
+					    "writer: %zu-byte stack does not fit a block", len));
+	if (intern_add(t, key, len, h, id))
+		return wr_broken(w, wr_oom(err));
+	if (!ib->count)
+		ib->first_id = *id;
+	ib->count++;
+	if ((size_prefix && wb_u32(&ib->b, (uint32_t)len)) || wb_put(&ib->b, key, len))
+		return wr_broken(w, wr_oom(err));
+	return 0;
+}
+
+/* V6: thread index of an OS thread id, defining it in a Thread block row when new: uint16
+ * RowSize, varuint64 index, kind 3 OSThreadId, kind 2 OSProcessId (spec §7.5). Indexes are
+ * never removed, so sequence points keep flags 0 (no thread-cache flush). */
+static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t *index, nt_error *err)
+{
+	uint32_t v;
+	if (u64map_get(&w->v6idx, os_tid, &v)) {
+		*index = v;
+		return 0;
+	}
+	if (w->v6next >= UINT32_MAX - 1)
+		return wr_broken(w, nt_fail(err, NT_ELIMIT, NT_NO_OFFSET,
+					    "writer: too many threads"));
+	uint32_t idx = w->v6next + 1;
+	uint8_t row[2 + 10 + 1 + 10 + 1 + 10];
+	size_t n = 2;
+	n += nt_put_varu64(row + n, idx);
+	row[n++] = 3;
+	n += nt_put_varu64(row + n, os_tid);
+	row[n++] = 2;
+	n += nt_put_varu64(row + n, w->hdr.process_id);
+	nt_put16(row, (uint16_t)(n - 2));
+	if (w->thr.len && !fits(w->thr.len, n, w->block_size)) {
+		int rc = flush_threads(w, err);
+		if (rc)
+			return rc;
+	}
+	if (wb_put(&w->thr, row, n) || u64map_put(&w->v6idx, os_tid, idx))
+		return wr_broken(w, wr_oom(err));
+	w->v6next = idx;
+	*index = idx;
+	return 0;
+}
+
+/* V6 label list holding the activity ids (kinds 1 and 2; high bit on the last label). */
+static size_t encode_labels(const qrec *q, uint8_t out[34])
+{
+	size_t n = 0, last = 0;
+	if (memcmp(q->act, zero16, 16) != 0) {
+		last = n;
+		out[n++] = 1;
+		memcpy(out + n, q->act, 16);
+		n += 16;
+	}
+	if (memcmp(q->rel, zero16, 16) != 0) {
+		last = n;
+		out[n++] = 2;
+		memcpy(out + n, q->rel, 16);
+		n += 16;
+	}
+	if (n)
+		out[last] |= 0x80;
+	return n;
+}
+
+/* Writes one queued event of capture thread `capture` into the blocks. */
+static int emit_event(nt_writer *w, const qrec *q, uint64_t capture, int sorted,
+		      nt_error *err)
+{
+	const uint8_t *stack = (const uint8_t *)(q + 1);
+	const uint8_t *payload = stack + q->stack_len;
+	rowdesc r;
+	int rc;
+	memset(&r, 0, sizeof r);
+	r.sorted = sorted;
+	r.h.meta_id = q->meta_id;
+	r.h.seq = q->seq;
+	r.h.processor = q->processor;
+	r.h.timestamp = q->timestamp;
+	r.h.payload_len = q->payload_len;
+	if (w->v6) {
+		rc = v6_thread_index(w, q->thread_id, &r.h.thread, err);
+		if (!rc)
+			rc = v6_thread_index(w, capture, &r.h.capture, err);
+		if (rc)
+			return rc;
+	} else {
+		r.h.thread = q->thread_id;
+		r.h.capture = capture;
+		memcpy(r.h.act, q->act, 16);
+		memcpy(r.h.rel, q->rel, 16);
+	}
+	rc = emit_meta(w, q->meta_id, q->thread_id, q->processor, q->timestamp, err);
+	if (rc)
+		return rc;
+	/* Events without a stack reference an interned empty stack: the runtime never
+	 * writes stack id 0 (spec §3.5). */
+	rc = intern_id(w, &w->stacks, &w->stk, WR_K_STACK, stack, q->stack_len, 1,
+		       &r.h.stack_id, err);
+	if (rc)
+		return rc;
+	if (w->v6 && q->has_ids) {
+		uint8_t lab[34];
+		size_t ln = encode_labels(q, lab);
+		rc = intern_id(w, &w->labels, &w->lbl, WR_K_LABEL, lab, ln, 0, &r.h.label_id,
+			       err);
+		if (rc)
+			return rc;
+	}
+	return append_row(w, &w->evb, 1, &r, payload, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Queue and sequence points
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct runkey {
+	uint64_t ts;   /* timestamp of the thread's oldest queued event */
+	size_t thread; /* index in w->threads */
+} runkey;
+
+static int runkey_cmp(const void *a, const void *b)
+{
+	const runkey *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Writes every queued event into blocks (which are written when full). As the runtime
+ * does (ep_buffer_manager_write_all_buffers_to_file_v4), the capture thread whose oldest
+ * event is oldest goes first and all its queued events follow, the first one IsSorted.
+ * Taking a whole thread never changes the other threads' oldest events, so the order is
+ * simply the threads sorted by oldest event (ties: first-seen thread first). */
+static int flush_queue(nt_writer *w, nt_error *err)
+{
+	if (!w->nactive)
+		return 0;
+	runkey *keys = malloc(w->nactive * sizeof *keys);
+	if (!keys)
+		return wr_broken(w, wr_oom(err));
+	for (size_t i = 0; i < w->nactive; i++) {
+		const wthread *t = &w->threads[w->active[i]];
+		keys[i].ts = ((const qrec *)(w->queue.p + t->q[0]))->timestamp;
+		keys[i].thread = w->active[i];
+	}
+	qsort(keys, w->nactive, sizeof *keys, runkey_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < w->nactive && !rc; i++) {
+		wthread *t = &w->threads[keys[i].thread];
+		for (size_t j = 0; j < t->qlen && !rc; j++)
+			rc = emit_event(w, (const qrec *)(w->queue.p + t->q[j]), t->id, j == 0,
+					err);
+		t->qlen = 0;
+	}
+	free(keys);
+	w->nactive = 0;
+	w->queue.len = 0;
+	return wr_broken(w, rc);
+}
+
+/* Writes a sequence point: timestamp, then each capture thread with its last sequence
+ * number (V5: int64 id + int32; V6: flags 0, varuint64 index + varuint32; spec §6, §7.5).
+ * The caller has flushed everything, so the timestamp (the newest written) is >= every
+ * event before it. Stack and label-list ids restart afterwards. */
+static int write_sp(nt_writer *w, nt_error *err)
+{
+	uint64_t ts = w->last_sp_ts;
+	if (w->have_ts && w->max_ts > ts)
+		ts = w->max_ts;
+	if (!w->have_ts && ts == 0)
+		ts = w->hdr.sync_qpc; /* nothing written yet: the session start */
+	wbuf *b = &w->tmp;
+	int bad = 0;
+	b->len = 0;
+	bad |= wb_u64(b, ts);
+	if (w->v6)
+		bad |= wb_u32(b, 0); /* flags: keep threads and metadata */
+	bad |= wb_u32(b, (uint32_t)w->nthreads);
+	for (size_t i = 0; i < w->nthreads && !bad; i++) {
+		const wthread *t = &w->threads[i];
+		if (w->v6) {
+			uint32_t idx = 0;
+			/* every capture thread was flushed, so it has an index */
+			if (!u64map_get(&w->v6idx, t->id, &idx))
+				return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
+							    "writer: capture thread %" PRIu64
+							    " has no V6 index",
+							    t->id));
+			bad |= wb_varu64(b, idx) | wb_varu64(b, t->last_seq);
+		} else {
+			bad |= wb_u64(b, t->id) | wb_u32(b, t->last_seq);
+		}
+	}
+	if (bad)
+		return wr_broken(w, wr_oom(err));
+	if (b->len > w->hard_max)
+		return wr_broken(w, nt_fail(err, NT_ELIMIT, NT_NO_OFFSET,
+					    "writer: %zu capture threads do not fit a sequence "
+					    "point",
+					    w->nthreads));
+	int rc = wr_block(w, WR_K_SP, b->p, b->len, err);
+	if (rc)
+		return rc;
+	w->last_sp_ts = ts;
+	w->sp_bytes = 0;
+	intern_reset(&w->stacks);
+	intern_reset(&w->labels);
+	return 0;
+}
+
+/* Flushes the queue and all blocks, then writes a sequence point. */
+static int flush_and_sp(nt_writer *w, nt_error *err)
+{
+	int rc = flush_queue(w, err);
+	if (!rc)
+		rc = flush_blocks(w, err);
+	if (!rc)
+		rc = write_sp(w, err);
+	return rc;
+}
+
+/* After a flush of the queue: a sequence point when enough event bytes went out. */
+static int maybe_sp(nt_writer *w, nt_error *err)
+{
+	if (w->sp_bytes < w->sp_interval)
+		return 0;
+	int rc = flush_blocks(w, err);
+	return rc ? rc : write_sp(w, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Public API
+ * ------------------------------------------------------------------------------------- */
+
+/* Common entry check: a usable writer. */
+static int wr_check(nt_writer *w, nt_error *err)
+{
+	if (!w)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "writer is NULL");
+	if (w->failed)
+		return nt_fail(err, w->failed, NT_NO_OFFSET,
+			       "writer is unusable after an earlier failure (%s)",
+			       nt_strerror(w->failed));
+	return 0;
+}
+
+int nt_writer_open(nt_writer **out, const nt_sink *sink, const nt_trace_header *hdr,
+		   const nt_writer_opts *opts, nt_error *err)
+{
+	nt_writer_opts o = {sizeof o, 5, WR_DEFAULT_BLOCK_SIZE, WR_DEFAULT_SP_INTERVAL};
+	nt_writer *w = NULL;
+	int rc;
+
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "writer: out is NULL");
+	*out = NULL;
+	if (!sink || !sink->write || !hdr)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "writer: sink or header is NULL");
+	if (opts) {
+		/* Fields beyond a caller's smaller struct keep their defaults (libbpf style). */
+		if (opts->sz < sizeof(size_t))
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+				       "writer options: sz %zu is too small", opts->sz);
+		if (opts->sz >= offsetof(nt_writer_opts, format_version) +
+					sizeof o.format_version &&
+		    opts->format_version)
+			o.format_version = opts->format_version;
+		if (opts->sz >= offsetof(nt_writer_opts, block_size) + sizeof o.block_size &&
+		    opts->block_size)
+			o.block_size = opts->block_size;
+		if (opts->sz >= offsetof(nt_writer_opts, sp_interval_bytes) +
+					sizeof o.sp_interval_bytes &&
+		    opts->sp_interval_bytes)
+			o.sp_interval_bytes = opts->sp_interval_bytes;
+	}
+	/* 4 names the same container (a nettrace V4 stream); V5 only adds metadata tags. */
+	if (o.format_version != 4 && o.format_version != 5 && o.format_version != 6)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "writer: format version %" PRIu32 " is not 5 or 6",
+			       o.format_version);
+	uint32_t hard_max = o.format_version == 6 ? WR_V6_MAX_BLOCK : NT_MAX_BLOCK_SIZE;
+	if (o.block_size < WR_MIN_BLOCK_SIZE || o.block_size > hard_max)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "writer: block size %" PRIu32 " is outside [%u, %" PRIu32 "]",
+			       o.block_size, WR_MIN_BLOCK_SIZE, hard_max);
+	if (hdr->pointer_size != 4 && hdr->pointer_size != 8)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "writer: pointer size %" PRIu32 " is not 4 or 8", hdr->pointer_size);
+	if (hdr->qpc_frequency == 0 || hdr->qpc_frequency > INT64_MAX)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "writer: tick frequency %" PRIu64 " is not in [1, 2^63)",
+			       hdr->qpc_frequency);
+
+	w = calloc(1, sizeof *w);
+	if (!w)
+		return wr_oom(err);
+	w->sink = *sink;
+	w->hdr = *hdr;
+	w->v6 = o.format_version == 6;
+	w->ptr_size = hdr->pointer_size;
+	w->block_size = o.block_size;
+	w->hard_max = hard_max;
+	w->sp_interval = o.sp_interval_bytes;
+	if (rowblock_reset(&w->evb) || rowblock_reset(&w->mdb) || idblock_reset(&w->stk) ||
+	    idblock_reset(&w->lbl) || wb_zero(&w->v6md, 2)) {
+		rc = wr_oom(err);
+		goto fail;
+	}
+	rc = wr_stream_header(w, err);
+	if (rc)
+		goto fail;
+	*out = w;
+	return 0;
+fail:
+	nt_writer_free(w);
+	return rc;
+}
+
+/* Stores an encoded record and gives it the next id. */
+static int add_record(nt_writer *w, wbuf *b, uint32_t *id, nt_error *err)
+{
+	/* A V5 record is a row payload: it must fit a block with its header. */
+	if (b->len > w->hard_max - WR_EVENT_HEADER_SIZE - WR_ROW_HEADER_MAX ||
+	    b->len > UINT32_MAX)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "metadata record of %zu bytes is too large", b->len);
+	if (nt_grow((void **)&w->meta, &w->meta_cap, w->nmeta + 1, sizeof *w->meta))
+		return wr_oom(err);
+	w->meta[w->nmeta].data = b->p;
+	w->meta[w->nmeta].len = b->len;
+	w->meta[w->nmeta].emitted = 0;
+	b->p = NULL;
+	w->nmeta++;
+	w->meta_pending++;
+	*id = (uint32_t)w->nmeta;
+	return 0;
+}
+
+int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	if (rc)
+		return rc;
+	if (!d || !id || !d->provider)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "metadata: descriptor, provider or id is NULL");
+	/* ids are int32 in V5 and 1, 2, 3 ... in definition order */
+	if (w->nmeta >= INT32_MAX)
+		return nt_fail(err, NT_ELIMIT, NT_NO_OFFSET, "metadata: too many records");
+	uint32_t new_id = (uint32_t)w->nmeta + 1;
+	wbuf b = {NULL, 0, 0};
+	rc = w->v6 ? build_meta_v6(&b, new_id, d, err) : build_meta_v5(&b, new_id, d, err);
+	if (!rc)
+		rc = add_record(w, &b, id, err);
+	wb_free(&b);
+	return rc;
+}
+
+/* 1 when raw looks like a V4/V5 metadata payload of m: an int32 id, then m's provider as
+ * UTF-16z. A record read from a V6 file is rebuilt from its fields instead. */
+static int raw_is_v5(const nt_metadata *m, nt_error *err, int *is_v5)
+{
+	*is_v5 = 0;
+	if (!m->raw || m->raw_len < 6 || !m->provider)
+		return 0;
+	wbuf p = {NULL, 0, 0};
+	if (wb_utf16z(&p, m->provider))
+		return wr_oom(err);
+	*is_v5 = m->raw_len - 4 >= p.len && memcmp(m->raw + 4, p.p, p.len) == 0;
+	wb_free(&p);
+	return 0;
+}
+
+int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	if (rc)
+		return rc;
+	if (!m || !id || !m->provider)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "metadata: record, provider or id is NULL");
+	if (w->nmeta >= INT32_MAX)
+		return nt_fail(err, NT_ELIMIT, NT_NO_OFFSET, "metadata: too many records");
+	int is_v5 = 0;
+	if (!w->v6) {
+		rc = raw_is_v5(m, err, &is_v5);
+		if (rc)
+			return rc;
+	}
+	if (is_v5) {
+		/* Verbatim, so V5 tags round-trip; only the leading id changes. */
+		wbuf b = {NULL, 0, 0};
+		if (wb_put(&b, m->raw, m->raw_len))
+			return wr_oom(err);
+		nt_put32(b.p, (uint32_t)w->nmeta + 1);
+		rc = add_record(w, &b, id, err);
+		wb_free(&b);
+		return rc;
+	}
+	/* Rebuild from the fields. Built-in layouts and names are libnettrace's, not the
+	 * file's: a schema-less record is copied schema-less. */
+	nt_metadata_desc d;
+	memset(&d, 0, sizeof d);
+	d.provider = m->provider;
+	d.event_id = m->event_id;
+	d.name = m->file_has_name ? m->name : "";
+	d.keywords = m->keywords;
+	d.version = m->version;
+	d.level = m->level;
+	d.opcode = m->opcode;
+	if (!m->builtin_layout) {
+		d.fields = m->fields;
+		d.nfields = m->nfields;
+	}
+	return nt_writer_add_metadata(w, &d, id, err);
+}
+
+/* Looks up capture thread os_id; *idx gets its index in w->threads. Returns 1 when found
+ * (or created, if create is set), 0 when absent, -1 when out of memory. */
+static int find_thread(nt_writer *w, uint64_t os_id, int create, size_t *idx)
+{
+	uint32_t v;
+	if (u64map_get(&w->thread_map, os_id, &v)) {
+		*idx = v;
+		return 1;
+	}
+	if (!create)
+		return 0;
+	if (w->nthreads >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&w->threads, &w->threads_cap, w->nthreads + 1, sizeof *w->threads) ||
+	    u64map_put(&w->thread_map, os_id, (uint32_t)w->nthreads))
+		return -1;
+	memset(&w->threads[w->nthreads], 0, sizeof *w->threads);
+	w->threads[w->nthreads].id = os_id;
+	*idx = w->nthreads++;
+	return 1;
+}
+
+int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	if (rc)
+		return rc;
+	if (!e)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "event: descriptor is NULL");
+	if (e->metadata_id == 0 || e->metadata_id > w->nmeta)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: metadata id %" PRIu32 " is not defined (%zu defined)",
+			       e->metadata_id, w->nmeta);
+	if (e->payload_len && !e->payload)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: payload is NULL but payload_len is %" PRIu32,
+			       e->payload_len);
+	if (e->stack_depth && !e->stack)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: stack is NULL but stack_depth is %" PRIu32, e->stack_depth);
+	/* Readers reject deeper stacks as corrupt (NT_MAX_STACK_DEPTH). */
+	if (e->stack_depth > NT_MAX_STACK_DEPTH)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: stack depth %" PRIu32 " exceeds %u", e->stack_depth,
+			       NT_MAX_STACK_DEPTH);
+	/* Every row and stack must fit a block on its own. */
+	if (e->payload_len > w->hard_max - WR_EVENT_HEADER_SIZE - WR_ROW_HEADER_MAX)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: payload of %" PRIu32
+			       " bytes exceeds the block limit %" PRIu32,
+			       e->payload_len, w->hard_max);
+	size_t stack_len = (size_t)e->stack_depth * w->ptr_size; /* <= 512 KiB */
+
+	size_t ti = 0;
+	if (find_thread(w, e->capture_thread_id, 0, &ti) && w->threads[ti].has_ts &&
+	    e->timestamp < w->threads[ti].last_ts)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "event: timestamp %" PRIu64 " of capture thread %" PRIu64
+			       " is older than its previous event (%" PRIu64 ")",
+			       e->timestamp, e->capture_thread_id, w->threads[ti].last_ts);
+	if (find_thread(w, e->capture_thread_id, 1, &ti) < 0)
+		return wr_oom(err);
+	wthread *t = &w->threads[ti];
+
+	/* Record: qrec, stack bytes, payload, padded to 8 so the next qrec is aligned.
+	 * Sizes are bounded above (payload < 64 MiB, stack <= 512 KiB): no overflow. */
+	size_t rec = (sizeof(qrec) + stack_len + e->payload_len + 7) & ~(size_t)7;
+	size_t off = w->queue.len;
+	if (nt_grow((void **)&t->q, &t->qcap, t->qlen + 1, sizeof *t->q) ||
+	    nt_grow((void **)&w->active, &w->active_cap, w->nactive + 1, sizeof *w->active) ||
+	    wb_zero(&w->queue, rec))
+		return wr_oom(err);
+	qrec *q = (qrec *)(w->queue.p + off);
+	uint8_t *sp = (uint8_t *)(q + 1);
+	q->timestamp = e->timestamp;
+	q->thread_id = e->thread_id;
+	q->meta_id = e->metadata_id;
+	q->processor = e->processor;
+	q->stack_len = (uint32_t)stack_len;
+	q->payload_len = e->payload_len;
+	if (e->activity_id)
+		memcpy(q->act, e->activity_id, 16);
+	if (e->related_activity_id)
+		memcpy(q->rel, e->related_activity_id, 16);
+	q->has_ids = memcmp(q->act, zero16, 16) != 0 || memcmp(q->rel, zero16, 16) != 0;
+	/* IPs as the file stores them: pointer-size little-endian, leaf first; a 4-byte
+	 * trace keeps the low 32 bits. */
+	for (uint32_t i = 0; i < e->stack_depth; i++) {
+		if (w->ptr_size == 8)
+			nt_put64(sp + (size_t)i * 8, e->stack[i]);
+		else
+			nt_put32(sp + (size_t)i * 4, (uint32_t)e->stack[i]);
+	}
+	if (e->payload_len)
+		memcpy(sp + stack_len, e->payload, e->payload_len);
+	/* Sequence numbers are per capture thread; 0 asks for the next one. */
+	q->seq = e->seq ? e->seq : t->last_seq + 1;
+	t->last_seq = q->seq;
+	t->last_ts = e->timestamp;
+	t->has_ts = 1;
+	if (t->qlen == 0)
+		w->active[w->nactive++] = ti;
+	t->q[t->qlen++] = off;
+
+	if (w->queue.len <= WR_QUEUE_LIMIT)
+		return 0;
+	rc = flush_queue(w, err);
+	return rc ? rc : maybe_sp(w, err);
+}
+
+int nt_writer_flush(nt_writer *w, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	if (!rc)
+		rc = flush_queue(w, err);
+	/* No forced sequence point, but the periodic one is still due by volume. */
+	if (!rc)
+		rc = maybe_sp(w, err);
+	if (!rc)
+		rc = flush_blocks(w, err);
+	return rc;
+}
+
+int nt_writer_sequence_point(nt_writer *w, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	return rc ? rc : flush_and_sp(w, err);
+}
+
+/* Writes metadata records that no event used, so every defined record is in the file;
+ * they carry the newest timestamp, thread 0 and processor "unknown". */
+static int emit_pending_meta(nt_writer *w, nt_error *err)
+{
+	uint64_t ts = w->have_ts ? w->max_ts : w->hdr.sync_qpc;
+	if (w->last_sp_ts > ts)
+		ts = w->last_sp_ts;
+	for (size_t i = 0; i < w->nmeta && w->meta_pending; i++) {
+		int rc = emit_meta(w, (uint32_t)i + 1, 0, UINT32_MAX, ts, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int nt_writer_close(nt_writer *w, nt_error *err)
+{
+	int rc = wr_check(w, err);
+	if (!rc)
+		rc = flush_queue(w, err);
+	if (!rc)
+		rc = emit_pending_meta(w, err);
+	if (!rc)
+		rc = flush_blocks(w, err);
+	if (!rc)
+		rc = write_sp(w, err);
+	if (!rc) {
+		/* End of stream: V5 a NullReference tag (spec §2.2), V6 an EndOfStream block. */
+		static const uint8_t end_v5 = 0x01;
+		static const uint8_t end_v6[4] = {0, 0, 0, 0};
+		rc = w->v6 ? wr_out(w, end_v6, 4, err) : wr_out(w, &end_v5, 1, err);
+	}
+	nt_writer_free(w);
+	return rc;
+}
+
+void nt_writer_free(nt_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nmeta; i++)
+		free(w->meta[i].data);
+	free(w->meta);
+	wb_free(&w->evb.b);
+	wb_free(&w->mdb.b);
+	wb_free(&w->v6md);
+	wb_free(&w->stk.b);
+	wb_free(&w->lbl.b);
+	wb_free(&w->thr);
+	intern_free(&w->stacks);
+	intern_free(&w->labels);
+	u64map_free(&w->v6idx);
+	for (size_t i = 0; i < w->nthreads; i++)
+		free(w->threads[i].q);
+	free(w->threads);
+	u64map_free(&w->thread_map);
+	free(w->active);
+	wb_free(&w->queue);
+	wb_free(&w->tmp);
+	free(w);
+}
