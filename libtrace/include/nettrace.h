@@ -158,7 +158,8 @@ typedef struct nt_metadata {
 	uint32_t nfields;
 	int builtin_layout;    /* 1 when fields come from libnettrace's built-in table */
 	int file_has_name;     /* 1 when the file itself carried a non-empty event name */
-	const uint8_t *raw;    /* V4/V5: the raw metadata payload bytes (for rewriting) */
+	const uint8_t *raw;    /* V4/V5 only: the raw metadata payload bytes (for rewriting);
+				  NULL for V6 records */
 	size_t raw_len;
 } nt_metadata;
 
@@ -356,13 +357,17 @@ typedef struct nt_event_desc {
 } nt_event_desc;
 
 /* Queues an event. Events of one capture thread must come in non-decreasing timestamp
- * order (NT_EINVAL otherwise); the writer sorts across threads as the runtime does. */
+ * order (NT_EINVAL otherwise); the writer sorts across threads as the runtime does, within
+ * what is still queued: an event older than events of other threads already flushed is
+ * accepted but readers will deliver it after them (the runtime has the same limit). */
 NT_API int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err);
 
 /* Flushes everything queued and writes a sequence point. */
 NT_API int nt_writer_sequence_point(nt_writer *w, nt_error *err);
 
-/* Flushes pending blocks to the sink without a sequence point (crash safety). */
+/* Flushes pending blocks to the sink (crash safety). Writes the periodic sequence point
+ * when sp_interval_bytes of events have accumulated since the last one, so a caller that
+ * only ever flushes still gets bounded stack tables. */
 NT_API int nt_writer_flush(nt_writer *w, nt_error *err);
 
 /* Flushes, writes the final sequence point and the end-of-stream marker, frees w. */
@@ -399,10 +404,13 @@ typedef struct nt_rate_info {
 	uint64_t rounds;                /* sampling rounds found */
 	uint64_t threads;               /* distinct sampled threads */
 	double per_thread_median_ns;    /* median of per-thread consecutive-sample deltas */
-	uint64_t lost_samples;          /* set by the caller from sequence gaps */
-	size_t ngaps;                   /* pauses longer than NT_RATE_GAP_FACTOR x median */
+	uint64_t lost_samples;          /* 0 from nt_rate_result(); nt_profile fills it from the
+					   reader's sequence-number gaps */
+	size_t ngaps;                   /* pauses listed in gaps: longer than NT_RATE_GAP_FACTOR x
+					   median, or for a Poisson schedule beyond the exponential
+					   tail (mean x ln(n/0.01): < 0.01 false gaps per trace) */
 	const nt_gap *gaps;             /* the gaps, in time order (at most NT_RATE_MAX_GAPS) */
-	uint64_t gaps_total_ns;
+	uint64_t gaps_total_ns;         /* all pauses, including any beyond the listed ones */
 } nt_rate_info;
 
 #define NT_RATE_GAP_FACTOR 4.0
@@ -580,6 +588,110 @@ NT_API int nt_unit_parse(const char *s);
  * timestamps with the prefix "ts:"; fills the range fields of opts. Returns 0 or
  * NT_EINVAL with a message. */
 NT_API int nt_range_parse(const char *s, nt_profile_opts *opts, nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Call trees (tree.c): samples merged by call path, with self/total weight per node,
+ * per-category breakdown, bottom-up (inverted) trees, flat per-function lists, and a
+ * text rendering. Memory grows with distinct call paths, not with samples.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_tree nt_tree;
+
+enum nt_tree_kind {
+	NT_TREE_ROOT = 0,   /* the single root above the top-level nodes (name "") */
+	NT_TREE_FRAME,      /* a stack frame (or "[empty stack]", or a TraceEvent pseudo-frame) */
+	NT_TREE_THREAD,     /* a per-thread root, "Thread (TID)" ("Thread (TID) [S]" with
+			       several sessions, S = 1-based session number) */
+};
+
+/* One node of a call tree. Allocated and owned by the tree; valid until nt_tree_free().
+ * Fields may be appended in later versions: never allocate, copy or size these. */
+typedef struct nt_tree_node {
+	const char *name;          /* frame name (after --no-module stripping), UTF-8 */
+	int kind;                  /* enum nt_tree_kind */
+	uint32_t depth;            /* 0 for the root, 1 for top-level nodes */
+	uint32_t session;          /* NT_TREE_THREAD: session index, else 0 */
+	uint64_t thread_id;        /* NT_TREE_THREAD: the thread, else 0 */
+	uint64_t samples;          /* samples whose path goes through this node */
+	uint64_t self_samples;     /* of which the node is the leaf frame (see nt_tree_opts) */
+	double total_ns;           /* weight of those samples, ns */
+	double self_ns;
+	double cat_ns[NT_CAT_COUNT];        /* total_ns by category (enum nt_category) */
+	uint64_t cat_samples[NT_CAT_COUNT]; /* samples by category */
+	const struct nt_tree_node *parent;  /* NULL for the root */
+	const struct nt_tree_node *const *children; /* highest total first, ties by name */
+	size_t nchildren;
+} nt_tree_node;
+
+/* Flat statistics of one function (frame name) over the whole profile. */
+typedef struct nt_tree_func {
+	const char *name;
+	uint64_t self_samples;      /* samples with this function as the leaf */
+	uint64_t total_samples;     /* samples with this function anywhere on the stack,
+				       counted once per sample even when it recurses */
+	double self_ns, total_ns;
+	double cat_ns[NT_CAT_COUNT];        /* total_ns by category */
+	uint64_t cat_samples[NT_CAT_COUNT]; /* total_samples by category */
+} nt_tree_func;
+
+typedef struct nt_tree_opts {
+	size_t sz;        /* sizeof(nt_tree_opts) */
+	int invert;       /* bottom-up: top-level nodes are leaf functions, children their
+			     callers; only the top-level frame nodes then have self weight */
+	int per_thread;   /* one NT_TREE_THREAD node per (session, thread) above the frames */
+	int no_module;    /* drop "Module!" prefixes, merging frames that then match */
+	int by_samples;   /* order children and flat lists by samples instead of weight */
+} nt_tree_opts;
+
+/* Builds the call tree of every group of p (nt_profile_foreach; finishes p if needed).
+ * Frames with equal text merge, across sessions too. The tree copies what it keeps (names,
+ * session summaries), so p may be freed afterwards. Fails with NT_ENOMEM, NT_ELIMIT (more
+ * than 2^32-2 nodes) or the profile's error.
+ * Thread safety: immutable after nt_tree_new(); reads and nt_tree_write_text() may then
+ * run concurrently. */
+NT_API int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error *err);
+NT_API void nt_tree_free(nt_tree *t);
+
+/* The root: its totals are the whole tree's (samples, total_ns, cat_*). Borrowed. */
+NT_API const nt_tree_node *nt_tree_root(const nt_tree *t);
+/* Number of nodes, root included. */
+NT_API size_t nt_tree_node_count(const nt_tree *t);
+/* Follows names (top-level first) from the root; NULL when a name is not there. */
+NT_API const nt_tree_node *nt_tree_find(const nt_tree *t, const char *const *path, size_t n);
+
+enum nt_tree_order {
+	NT_TREE_BY_SELF = 0,  /* self weight (or samples), highest first, ties by name */
+	NT_TREE_BY_TOTAL,     /* total weight (or samples), highest first, ties by name */
+};
+/* Number of distinct functions (frame names; thread nodes are not functions). */
+NT_API size_t nt_tree_func_count(const nt_tree *t);
+/* The i-th function in the given order, or NULL when i is out of range. Borrowed. */
+NT_API const nt_tree_func *nt_tree_func_at(const nt_tree *t, int order, size_t i);
+
+/* Time column unit of nt_tree_print_opts: auto-scaled "4.512 s", "11.217 ms", ... */
+#define NT_TREE_UNIT_AUTO (-1)
+
+typedef struct nt_tree_print_opts {
+	size_t sz;            /* sizeof(nt_tree_print_opts) */
+	int unit;             /* enum nt_unit or NT_TREE_UNIT_AUTO (the default when opts is
+				 NULL); NT_UNIT_SAMPLES drops the time column */
+	uint32_t max_depth;   /* show levels 1..max_depth only; 0 = all */
+	double min_percent;   /* hide nodes (and their subtrees) below this % of the root */
+	int hot;              /* expand only the hottest child at each level (hot path) */
+	int by_category;      /* one column per category present: % of the root total */
+	size_t top;           /* > 0: print the top N functions by self, then by total,
+				 instead of the tree (max_depth, min_percent, hot ignored) */
+	const char *selection; /* header line "Selected:" (e.g. "range 1s..2s"), NULL = none */
+	int no_header;        /* omit the header lines before the column titles */
+} nt_tree_print_opts;
+
+/* Writes the header (sessions, samples, total time, unit, selection, view) and then
+ * one row per visible node in depth-first order:
+ *   "total%  self%  time  samples  [category%...]  <two spaces per depth>frame".
+ * Percentages are of the root, by weight (by samples when the tree is by_samples).
+ * Control characters in names print as '?'. Fails with NT_ENOMEM or the sink's error. */
+NT_API int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts,
+			      const nt_sink *sink, nt_error *err);
 
 #ifdef __cplusplus
 }
