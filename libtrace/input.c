@@ -46,6 +46,13 @@ void nt_in_free(nt_input *in)
 	in->buf = NULL;
 }
 
+uint64_t nt_in_seen(const nt_input *in)
+{
+	if (in->fd < 0)
+		return in->memlen;
+	return in->offset + (in->end - in->start);
+}
+
 uint64_t nt_in_remaining_hint(const nt_input *in)
 {
 	if (in->fd < 0)
@@ -80,8 +87,12 @@ int nt_in_peek(nt_input *in, size_t n, const uint8_t **p, size_t *avail, nt_erro
 			in->start = 0;
 		}
 		if (in->cap - in->end < READ_CHUNK && in->cap < n + READ_CHUNK) {
+			/* Grow by doubling as data arrives, not to n at once: n comes from a size
+			 * field in the stream, and a pipe that claims a 64 MiB block but ends
+			 * after a few bytes must not cost 64 MiB. */
 			size_t ncap = in->cap;
-			if (nt_grow((void **)&in->buf, &ncap, n + READ_CHUNK, 1))
+			size_t want = in->cap <= (n + READ_CHUNK) / 2 ? in->cap * 2 : n + READ_CHUNK;
+			if (nt_grow((void **)&in->buf, &ncap, want, 1))
 				return nt_fail(err, NT_ENOMEM, in->offset,
 					       "cannot grow read buffer to %zu bytes", n);
 			in->cap = ncap;

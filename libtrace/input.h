@@ -27,6 +27,8 @@ void nt_in_free(nt_input *in);
  * caller (NT_MAX_BLOCK_SIZE); the buffer only grows as data really arrives. */
 int nt_in_peek(nt_input *in, size_t n, const uint8_t **p, size_t *avail, nt_error *err);
 void nt_in_consume(nt_input *in, size_t n);
+/* Bytes seen so far: consumed plus read ahead; after a truncated end, the input size. */
+uint64_t nt_in_seen(const nt_input *in);
 /* Bytes that may remain (UINT64_MAX if unknown). */
 uint64_t nt_in_remaining_hint(const nt_input *in);
 #endif

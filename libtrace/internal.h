@@ -37,6 +37,21 @@ static inline int nt_mul_size(size_t a, size_t b, size_t *out)
  * Returns 0 or -1 on overflow/out of memory (then *pp is unchanged). */
 int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
 
+/* Hash map from 64-bit ids found in files (capture thread ids, V6 thread indexes,
+ * metadata ids) to array indexes (error.c). Lookups must stay O(1): with a linear scan, a
+ * file holding n distinct ids costs O(n^2) (a 1 MB file could take minutes). */
+typedef struct nt_idmap {
+	uint64_t *keys;
+	uint32_t *vals; /* index + 1; 0 marks an empty slot */
+	size_t cap;     /* power of two, or 0 */
+	size_t n;
+} nt_idmap;
+/* Inserts or replaces key -> index (index < UINT32_MAX). Returns 0 or -1 when out of memory. */
+int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
+/* Returns 1 and sets *index when key is present, else 0. */
+int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
+void nt_idmap_free(nt_idmap *m);
+
 /* strdup that returns NULL on NULL */
 char *nt_strdup(const char *s);
 
@@ -68,5 +83,9 @@ const nt_metadata *nt_meta_at(const nt_meta_store *ms, size_t i);
 /* Built-in field layout of schema-less runtime events, or NULL. */
 const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,
 				  uint32_t *nfields, const char **name);
+
+/* Category rules (category.c): the built-in rules text (data/rules/default.rules as
+ * compiled in), for the test that checks it against the file. Never NULL. */
+const char *nt_rules_default_text(size_t *len);
 
 #endif

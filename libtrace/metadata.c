@@ -25,8 +25,7 @@ typedef struct meta_rec {
 struct nt_meta_store {
 	meta_rec **recs; /* in definition order */
 	size_t n, cap;
-	uint32_t *by_id; /* id -> index+1 for ids < by_id_cap */
-	size_t by_id_cap;
+	nt_idmap by_id;  /* id -> index of its latest definition in recs */
 };
 
 nt_meta_store *nt_meta_store_new(void)
@@ -63,20 +62,14 @@ void nt_meta_store_free(nt_meta_store *ms)
 	for (size_t i = 0; i < ms->n; i++)
 		rec_free(ms->recs[i]);
 	free(ms->recs);
-	free(ms->by_id);
+	nt_idmap_free(&ms->by_id);
 	free(ms);
 }
 
 const nt_metadata *nt_meta_lookup(const nt_meta_store *ms, uint32_t id)
 {
-	if (id < ms->by_id_cap) {
-		uint32_t k = ms->by_id[id];
-		return k ? &ms->recs[k - 1]->m : NULL;
-	}
-	for (size_t i = ms->n; i-- > 0;)
-		if (ms->recs[i]->m.id == id)
-			return &ms->recs[i]->m;
-	return NULL;
+	size_t i;
+	return nt_idmap_get(&ms->by_id, id, &i) ? &ms->recs[i]->m : NULL;
 }
 
 size_t nt_meta_count(const nt_meta_store *ms)
@@ -95,18 +88,11 @@ static int store_add(nt_meta_store *ms, meta_rec *rec)
 {
 	if (nt_grow((void **)&ms->recs, &ms->cap, ms->n + 1, sizeof(meta_rec *)))
 		return -1;
-	uint32_t id = rec->m.id;
-	/* Direct map for the ids real writers use (1, 2, 3...); huge ids use the scan. */
-	if (id < (1u << 20)) {
-		if (id >= ms->by_id_cap) {
-			size_t ncap = ms->by_id_cap;
-			if (nt_grow((void **)&ms->by_id, &ncap, (size_t)id + 1, sizeof(uint32_t)))
-				return -1;
-			memset(ms->by_id + ms->by_id_cap, 0, (ncap - ms->by_id_cap) * sizeof(uint32_t));
-			ms->by_id_cap = ncap;
-		}
-		ms->by_id[id] = (uint32_t)ms->n + 1;
-	}
+	/* A hash map, not a direct array: a direct map let one 30-byte record with id 2^20-1
+	 * allocate 4 MB, and ids above it fell back to a linear scan per event (quadratic
+	 * time for a file with many such ids). */
+	if (nt_idmap_put(&ms->by_id, rec->m.id, ms->n))
+		return -1;
 	ms->recs[ms->n++] = rec;
 	return 0;
 }
@@ -726,6 +712,43 @@ static const builtin BUILTINS[] = {
 	{P_RUNDOWN, 147, 0, 255, "DCStartInit", L_clr, {0, 1, 1, 1}},
 	{P_RUNDOWN, 148, 0, 255, "DCEndInit", L_clr, {0, 1, 1, 1}},
 	{P_EVENTPIPE, 1, 0, 255, "ProcessInfo", L_process_info, {1, 3, 3, 3}},
+	/* Names only (no built-in layout yet): TraceEvent's names, checked against the
+	 * TraceLog baseline of the .NET Core 3.0 trace (data/traces/perfview). */
+	{P_RUNTIME, 4, 0, 255, "GCHeapStats", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 5, 0, 255, "GCCreateSegment", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 6, 0, 255, "GCFreeSegment", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 11, 0, 255, "GCCreateConcurrentThread", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 12, 0, 255, "GCTerminateConcurrentThread", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 13, 0, 255, "GCFinalizersEnd", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 14, 0, 255, "GCFinalizersBegin", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 20, 0, 255, "GCSampledObjectAllocationHigh", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 21, 0, 255, "GCBulkSurvivingObjectRanges", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 22, 0, 255, "GCBulkMovedObjectRanges", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 23, 0, 255, "GCGenerationRange", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 32, 0, 255, "GCSampledObjectAllocationLow", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 33, 0, 255, "PinObjectAtGCTime", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 35, 0, 255, "GCTriggered", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 54, 0, 255, "ThreadPoolWorkerThreadAdjustmentSample", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 55, 0, 255, "ThreadPoolWorkerThreadAdjustmentAdjustment", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 56, 0, 255, "ThreadPoolWorkerThreadAdjustmentStats", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 61, 0, 255, "ThreadPoolEnqueue", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 62, 0, 255, "ThreadPoolDequeue", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 80, 0, 255, "ExceptionThrown", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 90, 0, 255, "ContentionLockCreated", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 145, 0, 255, "MethodJittingStarted", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 159, 0, 255, "R2RGetEntryPoint", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 190, 0, 255, "MethodILToNativeMap", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 200, 0, 255, "IncreaseMemoryPressure", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 201, 0, 255, "DecreaseMemoryPressure", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 202, 0, 255, "GCMarkWithType", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 203, 0, 255, "GCJoin", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 204, 0, 255, "GCPerHeapHistory", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 205, 0, 255, "GCGlobalHeapHistory", NULL, {0, 0, 0, 0}},
+	{P_RUNDOWN, 149, 0, 255, "MethodILToNativeMapDCStart", NULL, {0, 0, 0, 0}},
+	{P_RUNDOWN, 150, 0, 255, "MethodILToNativeMapDCEnd", NULL, {0, 0, 0, 0}},
+	{P_RUNDOWN, 157, 0, 255, "AppDomainDCStart", NULL, {0, 0, 0, 0}},
+	{P_RUNDOWN, 158, 0, 255, "AppDomainDCEnd", NULL, {0, 0, 0, 0}},
+	{P_RUNDOWN, 159, 0, 255, "ThreadDCEnd", NULL, {0, 0, 0, 0}},
 };
 
 const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,

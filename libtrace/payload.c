@@ -10,12 +10,22 @@
 #include <stdio.h>
 
 #define MAX_DEPTH 8
+/* Work limits (the layout comes from the file too): values that consume no payload bytes
+ * (empty objects, fixed-length arrays of them) can nest 8 levels of 65535 elements, which
+ * is 2^128 steps for a 0-byte payload, and field names repeated per array element can
+ * turn a small payload into gigabytes of JSON. Real payloads stay far below both limits. */
+#define STEPS_PER_BYTE 2
+#define STEPS_BASE 65536u
+#define JSON_PER_BYTE 64
+#define JSON_BASE (1u << 20)
 
 typedef struct jbuf {
 	const nt_sink *sink;
 	char buf[4096];
 	size_t n;
 	int rc;
+	size_t total; /* bytes produced so far */
+	size_t limit; /* stop decoding values past this many bytes */
 } jbuf;
 
 static void jflush(jbuf *j)
@@ -27,6 +37,7 @@ static void jflush(jbuf *j)
 
 static void jput(jbuf *j, const char *s, size_t len)
 {
+	j->total += len;
 	while (len) {
 		if (j->n == sizeof j->buf)
 			jflush(j);
@@ -102,7 +113,28 @@ typedef struct pctx {
 	size_t len, pos;
 	uint32_t ptrsize;
 	const char *error; /* first decoding problem */
+	size_t steps, max_steps; /* decode_value calls so far, and the budget */
 } pctx;
+
+/* Pointer-sized fields read 4 or 8 bytes; any other caller-supplied size would make the
+ * bounds check (by size) and the load (4 or 8 bytes) disagree. */
+static uint32_t norm_ptrsize(uint32_t ps)
+{
+	return ps == 4 ? 4 : 8;
+}
+
+static void pctx_init(pctx *c, const nt_event *ev, uint32_t pointer_size)
+{
+	c->p = ev->payload;
+	c->len = ev->payload ? ev->payload_len : 0;
+	c->pos = 0;
+	c->ptrsize = norm_ptrsize(pointer_size);
+	c->error = NULL;
+	c->steps = 0;
+	c->max_steps = c->len <= (SIZE_MAX - STEPS_BASE) / STEPS_PER_BYTE
+			       ? c->len * STEPS_PER_BYTE + STEPS_BASE
+			       : SIZE_MAX;
+}
 
 static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t fixed,
 			const nt_field *sub, uint32_t nsub, int depth);
@@ -118,9 +150,12 @@ static int decode_fields(pctx *c, jbuf *j, const nt_field *f, uint32_t n, int de
 			jstr(j, f[i].name ? f[i].name : "");
 			jputs(j, ":");
 		}
+		size_t before = j ? j->total : 0;
 		if (decode_value(c, j, f[i].type, f[i].elem_type, f[i].fixed_count, f[i].fields,
 				 f[i].nfields, depth + 1)) {
-			if (j)
+			/* A failed scalar wrote nothing; a failed array or object already wrote
+			 * its closed prefix, and another "null" would make the JSON invalid. */
+			if (j && j->total == before)
 				jputs(j, "null");
 			if (j)
 				jputs(j, "}");
@@ -145,7 +180,7 @@ static int need(pctx *c, size_t n, const char *what)
 static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
 {
 	size_t sz = scalar_size(type, c->ptrsize);
-	const uint8_t *p = c->p + c->pos;
+	const uint8_t *p;
 	if (type == NT_TYPE_STRING) {
 		size_t i;
 		for (i = c->pos; i + 1 < c->len; i += 2)
@@ -155,6 +190,7 @@ static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
 			c->error = c->error ? c->error : "unterminated string";
 			return -1;
 		}
+		p = c->p + c->pos; /* only now: with an empty payload c->p may be NULL */
 		if (j) {
 			char *s;
 			size_t used = nt_utf16z_dup(p, c->len - c->pos, &s);
@@ -192,6 +228,7 @@ static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
 	}
 	if (need(c, sz, "payload shorter than its fields"))
 		return -1;
+	p = c->p + c->pos;
 	c->pos += sz;
 	if (!j)
 		return 0;
@@ -252,6 +289,14 @@ static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t
 		c->error = c->error ? c->error : "nesting too deep";
 		return -1;
 	}
+	if (++c->steps > c->max_steps) {
+		c->error = c->error ? c->error : "too many values for the payload size";
+		return -1;
+	}
+	if (j && j->total > j->limit) {
+		c->error = c->error ? c->error : "JSON output limit reached";
+		return -1;
+	}
 	if (type == NT_TYPE_OBJECT)
 		return decode_fields(c, j, sub, nsub, depth);
 	if (type == NT_TYPE_ARRAY || type == NT_TYPE_FIXED_ARRAY) {
@@ -288,13 +333,18 @@ int nt_payload_write_json(const nt_event *ev, uint32_t pointer_size, const nt_si
 	j->sink = sink;
 	j->n = 0;
 	j->rc = 0;
-	pctx c = {ev->payload, ev->payload_len, 0, pointer_size, NULL};
+	j->total = 0;
+	pctx c;
+	pctx_init(&c, ev, pointer_size);
+	j->limit = c.len <= (SIZE_MAX - JSON_BASE) / JSON_PER_BYTE ? c.len * JSON_PER_BYTE + JSON_BASE
+								   : SIZE_MAX;
 	const nt_metadata *m = ev->meta;
 	if (m && m->nfields) {
 		int bad = decode_fields(&c, j, m->fields, m->nfields, 0);
 		/* Close with the problem and the undecoded rest, so nothing is lost. */
 		if (bad || c.pos < c.len) {
-			j->n--; /* drop the closing brace */
+			j->n--; /* drop the closing brace (just written, so still in the buffer) */
+			j->total--;
 			if (bad)
 				jprintf(j, ",\"_error\":\"%s\"", c.error ? c.error : "decode error");
 			if (c.pos < c.len) {
@@ -324,7 +374,8 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 	const nt_metadata *m = ev->meta;
 	if (!m)
 		return 0;
-	pctx c = {ev->payload, ev->payload_len, 0, pointer_size, NULL};
+	pctx c;
+	pctx_init(&c, ev, pointer_size);
 	for (uint32_t i = 0; i < m->nfields; i++) {
 		const nt_field *f = &m->fields[i];
 		size_t start = c.pos;
@@ -356,7 +407,7 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 				break;
 			case NT_TYPE_U64: out->u = nt_le64(p); out->i = (int64_t)out->u; break;
 			case NT_TYPE_POINTER:
-				out->u = pointer_size == 8 ? nt_le64(p) : nt_le32(p);
+				out->u = c.ptrsize == 8 ? nt_le64(p) : nt_le32(p);
 				out->i = (int64_t)out->u;
 				break;
 			case NT_TYPE_F32: {

@@ -66,14 +66,14 @@ typedef struct pthread_state {
 	int64_t te_cpu_group, te_block_group; /* -1 none */
 } pthread_state;
 
-typedef struct session {
+typedef struct psession {
 	nt_session_info info;
 	char *name;
 	nt_symtab *sym;
 	nt_rate *rate;
 	int gc_active;
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
-} session;
+} psession;
 
 struct nt_profile {
 	nt_profile_opts o;
@@ -81,7 +81,7 @@ struct nt_profile {
 	nt_rules *own_rules;
 	const nt_rules *rules;
 
-	session *s;
+	psession *s;
 	size_t ns, scap;
 
 	pstack *stacks;
@@ -327,7 +327,7 @@ static void add_to(nt_profile *p, int64_t gi, double w)
 	p->groups[gi].weight += w;
 }
 
-static uint8_t bracket_cat(const session *s, const pthread_state *t)
+static uint8_t bracket_cat(const psession *s, const pthread_state *t)
 {
 	if (t->contention)
 		return NT_CAT_LOCK;
@@ -400,7 +400,7 @@ static void pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, u
 	}
 }
 
-static int handle_sample(nt_profile *p, session *s, uint32_t si, const nt_event *ev,
+static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
 			 uint32_t type, nt_error *err)
 {
 	s->info.samples++;
@@ -444,7 +444,7 @@ static int handle_sample(nt_profile *p, session *s, uint32_t si, const nt_event 
 
 /* TraceEvent also feeds allocation events with stacks to the state machine as on-CPU
  * samples (GCAllocationTick 10, GCSampledObjectAllocation 20/32). */
-static int handle_te_alloc(nt_profile *p, session *s, uint32_t si, const nt_event *ev,
+static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
 			   nt_error *err)
 {
 	pthread_state *t = get_thread(p, si, ev->thread_id);
@@ -470,10 +470,10 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 {
 	if (p->finished)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "profile already finished");
-	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(session)))
+	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(psession)))
 		return NOMEM(p, err);
 	uint32_t si = (uint32_t)p->ns;
-	session *s = &p->s[si];
+	psession *s = &p->s[si];
 	memset(s, 0, sizeof *s);
 	const nt_trace_header *h = nt_reader_header(r);
 	s->info.header = *h;
@@ -502,6 +502,17 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		const nt_metadata *m = ev->meta;
 		if (nt_symtab_add_event(s->sym, ev, ps) < 0)
 			return NOMEM(p, err);
+		/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
+		 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
+		 * Scheduled 12; SampleProfilerThreadTimeComputer with UseTasks). */
+		if (p->o.compat == NT_COMPAT_TRACEEVENT &&
+		    strcmp(m->provider, "System.Threading.Tasks.TplEventSource") == 0 &&
+		    (m->event_id == 7 || m->event_id == 8 || m->event_id == 10 || m->event_id == 12)) {
+			rc = handle_te_alloc(p, s, si, ev, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!is_runtime(m))
 			continue;
 		nt_value v;
@@ -533,7 +544,7 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		case 10:
 		case 20:
 		case 32:
-			if (p->o.compat == NT_COMPAT_TRACEEVENT && ev->stack_depth) {
+			if (p->o.compat == NT_COMPAT_TRACEEVENT) {
 				rc = handle_te_alloc(p, s, si, ev, err);
 				if (rc)
 					return rc;
@@ -562,7 +573,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	if (p->finished)
 		return 0;
 	for (size_t i = 0; i < p->ns; i++) {
-		session *s = &p->s[i];
+		psession *s = &p->s[i];
 		int rc = nt_symtab_seal(s->sym, err);
 		if (rc)
 			return rc;

@@ -29,6 +29,10 @@ typedef struct qev {
 	const uint8_t *payload_ptr; /* file-order mode: points into the block */
 	uint32_t payload_len;
 	uint32_t meta_id;
+	const nt_metadata *meta; /* resolved when decoded (a later redefinition must not apply) */
+	size_t stack_off;     /* resolved stack: r->ips[stack_off .. +stack_depth) */
+	uint32_t stack_depth;
+	uint8_t stack_ok;     /* stack_id was defined when the event was decoded */
 	uint32_t seq;
 	uint32_t processor;
 	uint32_t stack_id;
@@ -51,7 +55,6 @@ typedef struct cthread {
 typedef struct stackref {
 	size_t off;
 	uint32_t depth;
-	uint8_t defined;
 } stackref;
 
 /* V6 label list: activity ids. */
@@ -76,9 +79,12 @@ struct nt_reader {
 	nt_meta_store *meta;
 	nt_reader_stats stats;
 
-	/* stacks of the current sequence-point region, by id-1 */
+	/* stacks of the current sequence-point region, in definition order, found by id
+	 * through stack_map (sparse: a StackBlock may start at any id, and filling the gap
+	 * below it would cost memory and time the file does not pay for) */
 	stackref *stacks;
 	size_t nstacks, stacks_cap;
+	nt_idmap stack_map;
 	uint64_t *ips;
 	size_t nips, ips_cap;
 
@@ -86,6 +92,12 @@ struct nt_reader {
 	cthread *threads;
 	size_t nthreads, threads_cap;
 	size_t last_thread; /* cache for thread lookup */
+	nt_idmap thread_map;  /* capture thread id -> index in threads */
+	/* min-heap of indexes of threads with queued events, keyed by their oldest queued
+	 * event (timestamp, arrival): the k-way merge costs O(log k) per event, where a scan
+	 * of all threads made a file with many capture threads quadratic */
+	size_t *heap;
+	size_t nheap, heap_cap;
 
 	/* queued payload bytes (reset when no event is queued) */
 	uint8_t *arena;
@@ -112,6 +124,7 @@ struct nt_reader {
 	size_t nlabels, labels_cap;
 	v6thread *v6threads;
 	size_t nv6threads, v6threads_cap;
+	nt_idmap v6thread_map; /* thread index -> position in v6threads */
 
 	/* delivered event */
 	nt_event ev;
@@ -138,14 +151,15 @@ static int fmt_err(nt_reader *r, nt_error *err, uint64_t off, const char *fmt, .
 
 static cthread *get_thread(nt_reader *r, uint64_t id)
 {
+	size_t i;
 	if (r->last_thread < r->nthreads && r->threads[r->last_thread].id == id)
 		return &r->threads[r->last_thread];
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].id == id) {
-			r->last_thread = i;
-			return &r->threads[i];
-		}
-	if (nt_grow((void **)&r->threads, &r->threads_cap, r->nthreads + 1, sizeof(cthread)))
+	if (nt_idmap_get(&r->thread_map, id, &i)) {
+		r->last_thread = i;
+		return &r->threads[i];
+	}
+	if (nt_grow((void **)&r->threads, &r->threads_cap, r->nthreads + 1, sizeof(cthread)) ||
+	    nt_idmap_put(&r->thread_map, id, r->nthreads))
 		return NULL;
 	cthread *t = &r->threads[r->nthreads];
 	memset(t, 0, sizeof *t);
@@ -156,15 +170,18 @@ static cthread *get_thread(nt_reader *r, uint64_t id)
 
 static uint64_t v6_tid(nt_reader *r, uint64_t index)
 {
-	for (size_t i = 0; i < r->nv6threads; i++)
-		if (r->v6threads[i].index == index)
-			return r->v6threads[i].os_tid;
+	size_t i;
+	if (nt_idmap_get(&r->v6thread_map, index, &i))
+		return r->v6threads[i].os_tid;
 	return index;
 }
 
 static void reset_stacks(nt_reader *r)
 {
 	r->nstacks = 0;
+	/* freed, not cleared: clearing costs the table's capacity, and a file of many small
+	 * regions after one large one would pay it at every sequence point */
+	nt_idmap_free(&r->stack_map);
 	r->nips = 0;
 }
 
@@ -215,6 +232,10 @@ static int read_stream_header(nt_reader *r, nt_error *err)
 		if (avail < 8 && rc == 1 && (avail == 0 || memcmp(p, "Nettrace", avail) == 0))
 			return nt_fail(err, NT_ETRUNC, avail, "file ends inside the magic (%zu bytes)",
 				       avail);
+		/* 8..11 bytes with the magic: cut inside the header, not "no magic" */
+		if (rc == 1 && memcmp(p, "Nettrace", 8) == 0)
+			return nt_fail(err, NT_ETRUNC, avail,
+				       "file ends inside the stream header (%zu bytes)", avail);
 		return nt_fail(err, NT_EFORMAT, 0, "not a nettrace file (no \"Nettrace\" magic)");
 	}
 	uint32_t next = nt_le32(p + 8);
@@ -286,15 +307,22 @@ static int read_object_header(nt_reader *r, char name[64], int32_t *version, nt_
 	rc = nt_in_peek(&r->in, 15, &p, &avail, err);
 	if (rc < 0)
 		return rc;
+	/* Check the tag bytes that are there before calling a short tail a truncation:
+	 * a stray byte instead of the end tag is corruption, not a cut. Only the available
+	 * bytes may be read and printed. */
+	static const uint8_t start_tag[3] = {0x05, 0x05, 0x01};
+	size_t ntag = avail < 3 ? avail : 3;
+	if (memcmp(p, start_tag, ntag) != 0) {
+		char found[12] = "";
+		for (size_t i = 0; i < ntag; i++)
+			snprintf(found + 3 * i, sizeof found - 3 * i, "%s%02x", i ? " " : "", p[i]);
+		return fmt_err(r, err, off, "expected object start 05 05 01, found %s", found);
+	}
 	if (rc == 1) {
 		r->stats.truncated = 1;
 		r->stats.truncated_at = off;
 		return 3;
 	}
-	if (p[0] != 0x05 || p[1] != 0x05 || p[2] != 0x01)
-		return fmt_err(r, err, off,
-			       "expected object start 05 05 01, found %02x %02x %02x", p[0], p[1],
-			       p[2]);
 	*version = (int32_t)nt_le32(p + 3);
 	uint32_t nlen = nt_le32(p + 11);
 	if (nlen == 0 || nlen > 63)
@@ -525,7 +553,11 @@ void nt_reader_free(nt_reader *r)
 	for (size_t i = 0; i < r->nthreads; i++)
 		free(r->threads[i].q);
 	free(r->threads);
+	nt_idmap_free(&r->thread_map);
+	nt_idmap_free(&r->v6thread_map);
+	free(r->heap);
 	free(r->stacks);
+	nt_idmap_free(&r->stack_map);
 	free(r->ips);
 	free(r->arena);
 	free(r->labels);
@@ -586,18 +618,11 @@ static int parse_stack_block(nt_reader *r, nt_cursor *c, nt_error *err)
 			       nt_cur_left(c));
 	if (first == 0 && count > 0)
 		return fmt_err(r, err, nt_cur_offset(c) - 8, "stack block first id is 0");
-	/* Ids are contiguous from 1 in every region; a gap is tolerated (undefined ids
-	 * resolve to empty stacks and are counted), but an id beyond what the region could
-	 * hold is corruption. */
-	if ((uint64_t)first - 1 > r->nstacks + (uint64_t)(nt_cur_left(c) / 4) + 1048576u)
+	/* Ids are contiguous from 1 in every region; a gap is tolerated (undefined ids are
+	 * counted as missing stacks when used), ids past 2^32-1 are not. */
+	if (count > 0 && (uint64_t)first + count - 1 > UINT32_MAX)
 		return fmt_err(r, err, nt_cur_offset(c) - 8,
-			       "stack first id %" PRIu32 " is far beyond the %zu stacks defined",
-			       first, r->nstacks);
-	size_t need = (size_t)first - 1 + count;
-	if (nt_grow((void **)&r->stacks, &r->stacks_cap, need, sizeof(stackref)))
-		return nt_fail(err, NT_ENOMEM, nt_cur_offset(c), "cannot grow stack table");
-	while (r->nstacks < (size_t)first - 1)
-		r->stacks[r->nstacks++] = (stackref){0, 0, 0};
+			       "stack ids %" PRIu32 "+%" PRIu32 " exceed 2^32-1", first, count);
 	uint32_t ps = r->hdr.pointer_size;
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t sz;
@@ -616,20 +641,21 @@ static int parse_stack_block(nt_reader *r, nt_cursor *c, nt_error *err)
 		uint32_t depth = sz / ps;
 		if (nt_grow((void **)&r->ips, &r->ips_cap, r->nips + depth, sizeof(uint64_t)))
 			return nt_fail(err, NT_ENOMEM, off, "cannot grow stack storage");
-		uint64_t *dst = r->ips + r->nips;
-		if (ps == 8)
-			for (uint32_t i = 0; i < depth; i++)
-				dst[i] = nt_le64(p + 8 * i);
-		else
-			for (uint32_t i = 0; i < depth; i++)
-				dst[i] = nt_le32(p + 4 * i);
-		size_t id0 = (size_t)first - 1 + k;
-		if (id0 < r->nstacks) {
-			/* redefinition within a region: later definition wins */
-		} else {
-			r->nstacks = id0 + 1;
+		/* depth 0 with no storage yet: r->ips is NULL and NULL + 0 is undefined */
+		if (depth) {
+			uint64_t *dst = r->ips + r->nips;
+			if (ps == 8)
+				for (uint32_t i = 0; i < depth; i++)
+					dst[i] = nt_le64(p + 8 * i);
+			else
+				for (uint32_t i = 0; i < depth; i++)
+					dst[i] = nt_le32(p + 4 * i);
 		}
-		r->stacks[id0] = (stackref){r->nips, depth, 1};
+		/* a redefinition within a region replaces the mapping: the later one wins */
+		if (nt_grow((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(stackref)) ||
+		    nt_idmap_put(&r->stack_map, (uint64_t)first + k, r->nstacks))
+			return nt_fail(err, NT_ENOMEM, off, "cannot grow stack table");
+		r->stacks[r->nstacks++] = (stackref){r->nips, depth};
 		r->nips += depth;
 		r->stats.stacks++;
 		if (depth > r->stats.max_stack_depth)
@@ -840,24 +866,80 @@ static int parse_metadata_block_v6(nt_reader *r, nt_cursor *c, nt_error *err)
 	return 0;
 }
 
+/* Heap order of two threads with queued events: oldest head first, ties by arrival. */
+static int heap_less(const nt_reader *r, size_t a, size_t b)
+{
+	const qev *x = &r->threads[a].q[r->threads[a].head];
+	const qev *y = &r->threads[b].q[r->threads[b].head];
+	return x->timestamp < y->timestamp || (x->timestamp == y->timestamp && x->order < y->order);
+}
+
+static void heap_sift_down(nt_reader *r, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < r->nheap && heap_less(r, r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->nheap && heap_less(r, r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		size_t tmp = r->heap[i];
+		r->heap[i] = r->heap[m];
+		r->heap[m] = tmp;
+		i = m;
+	}
+}
+
+static void heap_sift_up(nt_reader *r, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!heap_less(r, r->heap[i], r->heap[parent]))
+			return;
+		size_t tmp = r->heap[i];
+		r->heap[i] = r->heap[parent];
+		r->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
 /* Appends e (payload at p) to its capture thread's queue. */
 static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 {
 	cthread *t = get_thread(r, e->capture_thread_id);
 	if (!t)
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
-	if (t->head == t->len)
+	size_t ti = (size_t)(t - r->threads);
+	int was_empty = t->head == t->len;
+	if (was_empty)
 		t->head = t->len = 0;
+	/* A file can name a new capture thread in every event; nt_grow's first step of 8
+	 * entries would then cost ~1 KB per 7-byte event. Start queues at one entry. */
+	if (t->cap == 0) {
+		t->q = malloc(sizeof(qev));
+		if (!t->q)
+			return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
+		t->cap = 1;
+	}
 	if (nt_grow((void **)&t->q, &t->cap, t->len + 1, sizeof(qev)) ||
+	    (was_empty && nt_grow((void **)&r->heap, &r->heap_cap, r->nheap + 1, sizeof(size_t))) ||
 	    (e->payload_len > SIZE_MAX - r->arena_len) ||
 	    nt_grow((void **)&r->arena, &r->arena_cap, r->arena_len + e->payload_len, 1))
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
 	e->payload_off = r->arena_len;
-	memcpy(r->arena + r->arena_len, p, e->payload_len);
+	if (e->payload_len)
+		memcpy(r->arena + r->arena_len, p, e->payload_len);
 	r->arena_len += e->payload_len;
 	e->order = r->order++;
 	t->q[t->len++] = *e;
 	r->queued++;
+	if (was_empty) {
+		/* the thread joins the merge; later events of a non-empty queue are behind its
+		 * head and do not change its key */
+		r->heap[r->nheap++] = ti;
+		heap_sift_up(r, r->nheap - 1);
+	}
 	return 0;
 }
 
@@ -887,9 +969,24 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	}
 	if (e->meta_id == 0 && !r->v6)
 		return fmt_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
-	if (!nt_meta_lookup(r->meta, e->meta_id))
+	e->meta = nt_meta_lookup(r->meta, e->meta_id);
+	if (!e->meta)
 		return fmt_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
 			       e->meta_id);
+	/* Resolve the stack now, as file order does: in timestamp order the event may be
+	 * dispatched after a later StackBlock of the same region redefined its id. The
+	 * offsets stay valid until the region's stacks are reset, after its last dispatch. */
+	size_t si;
+	e->stack_ok = 0;
+	e->stack_off = 0;
+	e->stack_depth = 0;
+	if (e->stack_id && nt_idmap_get(&r->stack_map, e->stack_id, &si)) {
+		e->stack_ok = 1;
+		e->stack_off = r->stacks[si].off;
+		e->stack_depth = r->stacks[si].depth;
+	} else if (e->stack_id) {
+		r->stats.missing_stacks++;
+	}
 	r->stats.events++;
 	if (e->sorted)
 		r->stats.events_sorted++;
@@ -1000,11 +1097,10 @@ static int parse_v6_thread_block(nt_reader *r, nt_cursor *c, nt_error *err)
 			}
 		}
 		size_t i;
-		for (i = 0; i < r->nv6threads; i++)
-			if (r->v6threads[i].index == t.index)
-				break;
-		if (i == r->nv6threads) {
-			if (nt_grow((void **)&r->v6threads, &r->v6threads_cap, i + 1, sizeof(v6thread)))
+		if (!nt_idmap_get(&r->v6thread_map, t.index, &i)) {
+			i = r->nv6threads;
+			if (nt_grow((void **)&r->v6threads, &r->v6threads_cap, i + 1, sizeof(v6thread)) ||
+			    nt_idmap_put(&r->v6thread_map, t.index, i))
 				return nt_fail(err, NT_ENOMEM, off, "cannot grow thread table");
 			r->nv6threads++;
 		}
@@ -1018,7 +1114,11 @@ static int parse_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err)
 	uint32_t first, count;
 	if (nt_cur_u32(c, &first) || nt_cur_u32(c, &count))
 		return fmt_err(r, err, nt_cur_offset(c), "label list block ends inside its header");
-	if (first == 0 || count > nt_cur_left(c) || (uint64_t)first + count > 16u << 20)
+	/* Each list takes at least one byte. Indexes below first that were never defined are
+	 * filled with empty lists, so that gap is bounded by this block's size as well (the
+	 * 16M-entry cap alone let a 14-byte block allocate 512 MB). */
+	if (first == 0 || count > nt_cur_left(c) || (uint64_t)first + count > 16u << 20 ||
+	    ((uint64_t)first - 1 > r->nlabels && (uint64_t)first - 1 - r->nlabels > c->len))
 		return fmt_err(r, err, nt_cur_offset(c) - 8, "bad label list range %" PRIu32 "+%" PRIu32,
 			       first, count);
 	if (nt_grow((void **)&r->labels, &r->labels_cap, (size_t)first - 1 + count, sizeof(labellist)))
@@ -1083,60 +1183,69 @@ static int parse_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err)
  * r->cur. Returns 1 if one was popped. */
 static int pop_ready(nt_reader *r)
 {
-	cthread *best = NULL;
-	for (size_t i = 0; i < r->nthreads; i++) {
-		cthread *t = &r->threads[i];
-		if (t->head == t->len)
-			continue;
-		qev *h = &t->q[t->head];
-		if (!r->flush_all && (!r->have_bound || h->timestamp > r->bound))
-			continue;
-		if (!best || h->timestamp < best->q[best->head].timestamp ||
-		    (h->timestamp == best->q[best->head].timestamp &&
-		     h->order < best->q[best->head].order))
-			best = t;
-	}
-	if (!best)
+	if (r->nheap == 0)
+		return 0;
+	/* The heap top is the oldest head of all queues: if it is not ready, none is. */
+	cthread *best = &r->threads[r->heap[0]];
+	const qev *h = &best->q[best->head];
+	if (!r->flush_all && (!r->have_bound || h->timestamp > r->bound))
 		return 0;
 	r->cur = best->q[best->head++];
 	r->cur.payload_ptr = NULL;
 	r->queued--;
+	if (best->head == best->len)
+		r->heap[0] = r->heap[--r->nheap];
+	if (r->nheap)
+		heap_sift_down(r, 0);
 	return 1;
 }
 
 static void fill_event(nt_reader *r, const qev *q)
 {
 	nt_event *ev = &r->ev;
-	ev->meta = nt_meta_lookup(r->meta, q->meta_id);
+	ev->meta = q->meta;
 	ev->offset = q->offset;
 	ev->seq = q->seq;
 	ev->thread_id = q->thread_id;
 	ev->capture_thread_id = q->capture_thread_id;
 	ev->processor = q->processor;
 	ev->timestamp = q->timestamp;
-	/* ns since session start: split to avoid overflow of delta * 1e9 */
-	int64_t d = (int64_t)(q->timestamp - r->hdr.sync_qpc);
+	/* ns since session start: split to avoid overflow of delta * 1e9. Timestamps and the
+	 * frequency are untrusted, so the result saturates at +-INT64_MAX (negating an
+	 * unclamped value was signed overflow) and the remainder product, which overflows for
+	 * frequencies above ~18 GHz, falls back to floating point. */
+	uint64_t dd = q->timestamp - r->hdr.sync_qpc;
+	int neg = dd >> 63;
+	uint64_t ad = neg ? (uint64_t)0 - dd : dd;
 	uint64_t f = r->hdr.qpc_frequency;
-	uint64_t ad = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
-	uint64_t ns = (ad / f) * 1000000000ull + ((ad % f) * 1000000000ull) / f;
-	ev->time_ns = d < 0 ? -(int64_t)ns : (int64_t)ns;
+	uint64_t whole = ad / f, rem = ad % f, ns;
+	if (whole > (uint64_t)INT64_MAX / 1000000000ull) {
+		ns = (uint64_t)INT64_MAX;
+	} else {
+		uint64_t frac = rem <= UINT64_MAX / 1000000000ull
+					? rem * 1000000000ull / f
+					: (uint64_t)((double)rem / (double)f * 1e9);
+		ns = whole * 1000000000ull + (frac < 1000000000ull ? frac : 999999999ull);
+		if (ns > (uint64_t)INT64_MAX)
+			ns = (uint64_t)INT64_MAX;
+	}
+	ev->time_ns = neg ? -(int64_t)ns : (int64_t)ns;
 	memcpy(ev->activity_id, q->activity_id, 16);
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
 	ev->stack = NULL;
 	ev->stack_depth = 0;
-	if (q->stack_id && q->stack_id <= r->nstacks) {
-		const stackref *s = &r->stacks[q->stack_id - 1];
-		if (s->defined) {
-			ev->stack = r->ips + s->off;
-			ev->stack_depth = s->depth;
-		} else {
-			r->stats.missing_stacks++;
-		}
-	} else if (q->stack_id) {
-		r->stats.missing_stacks++;
+	if (q->stack_ok && q->stack_depth) {
+		ev->stack = r->ips + q->stack_off;
+		ev->stack_depth = q->stack_depth;
 	}
-	ev->payload = q->payload_ptr ? q->payload_ptr : r->arena + q->payload_off;
+	/* No payload byte was ever queued: r->arena is NULL and NULL + 0 is undefined. */
+	if (q->payload_ptr)
+		ev->payload = q->payload_ptr;
+	else if (q->payload_len)
+		ev->payload = r->arena + q->payload_off;
+	else
+		ev->payload = (const uint8_t *)"";
 	ev->payload_len = q->payload_len;
 	ev->sorted = q->sorted;
 }
@@ -1379,7 +1488,7 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 			}
 			if (rc == 0) {
 				r->done = 1;
-				r->stats.bytes = r->in.offset;
+				r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
 				return 0;
 			}
 			rc = process_block(r, kind, err);
@@ -1418,7 +1527,7 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 		if (rc == 0) {
 			r->done = 1;
 			r->flush_all = 1;
-			r->stats.bytes = r->in.offset;
+			r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
 			continue;
 		}
 		rc = process_block(r, kind, err);

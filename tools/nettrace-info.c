@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: MIT */
+/* nettrace-info.c - summarise nettrace files (header, blocks, counts, samples, events per
+ * provider) as text or JSON, or list their events one per line (--events).
+ * Input: FILE... ("-" = stdin) through nt_reader; output: stdout; diagnostics: stderr.
+ * Not here: option table -> --help, error lines and exit codes (common.c). */
+#include "common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const tool_opt info_opts[] = {
+	{"json", no_argument, 'j', NULL,
+	 "print the summary as JSON (one object; an array for several files)"},
+	{"events", no_argument, 'e', NULL, "list the events, one line each, in timestamp order"},
+	{"stacks", no_argument, 's', NULL,
+	 "with --events: also print each event's stack (leaf first)"},
+	{"limit", required_argument, 'n', "N", "with --events: stop after N events"},
+	TOOL_STD_OPTS,
+	{NULL, 0, 0, NULL, NULL},
+};
+
+typedef struct info_cfg {
+	int json;           /* --json */
+	int events;         /* --events */
+	int stacks;         /* --stacks */
+	int has_limit;      /* --limit given */
+	uint64_t limit;     /* --limit N */
+	int nfiles;         /* FILE operands (JSON: >1 -> array) */
+} info_cfg;
+
+/* ------------------------------------------------------------------ small hash tables */
+
+/* Open-addressing map from a uint64 key to a uint64 count. Used for "events per metadata
+ * record" (key: the nt_metadata pointer, stable for the reader's life) and as a set of
+ * thread ids (value unused). The load factor stays <= 1/2. */
+typedef struct u64map {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap;         /* power of two, 0 when empty */
+	size_t n;           /* keys present */
+} u64map;
+
+static size_t u64_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static void u64map_free(u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof *m);
+}
+
+static int u64map_grow(u64map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	if (ncap < m->cap)
+		return -1;
+	u64map nm = {calloc(ncap, sizeof(uint64_t)), calloc(ncap, sizeof(uint64_t)),
+		     calloc(ncap, 1), ncap, m->n};
+	if (!nm.keys || !nm.vals || !nm.used) {
+		u64map_free(&nm);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->used[i])
+			continue;
+		size_t j = u64_hash(m->keys[i]) & (ncap - 1);
+		while (nm.used[j])
+			j = (j + 1) & (ncap - 1);
+		nm.used[j] = 1;
+		nm.keys[j] = m->keys[i];
+		nm.vals[j] = m->vals[i];
+	}
+	u64map_free(m);
+	*m = nm;
+	return 0;
+}
+
+/* Returns the value slot of key (created as 0 if absent), or NULL when out of memory. */
+static uint64_t *u64map_slot(u64map *m, uint64_t key)
+{
+	if (m->cap) {
+		size_t j = u64_hash(key) & (m->cap - 1);
+		while (m->used[j]) {
+			if (m->keys[j] == key)
+				return &m->vals[j];
+			j = (j + 1) & (m->cap - 1);
+		}
+	}
+	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
+		return NULL;
+	size_t j = u64_hash(key) & (m->cap - 1);
+	while (m->used[j])
+		j = (j + 1) & (m->cap - 1);
+	m->used[j] = 1;
+	m->keys[j] = key;
+	m->vals[j] = 0;
+	m->n++;
+	return &m->vals[j];
+}
+
+static uint64_t u64map_get(const u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return 0;
+	size_t j = u64_hash(key) & (m->cap - 1);
+	while (m->used[j]) {
+		if (m->keys[j] == key)
+			return m->vals[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ summary data */
+
+/* One row of the per-provider table: events of one (provider, event id, version). */
+typedef struct evrow {
+	const char *provider;
+	uint32_t id;
+	uint32_t version;
+	const char *name;   /* of the first metadata record with this key */
+	size_t first;       /* index of that record (tie-break for a stable order) */
+	uint64_t count;
+} evrow;
+
+/* A lost-event count of one capture thread. */
+typedef struct lostrow {
+	uint64_t thread_id;
+	uint64_t lost;
+} lostrow;
+
+typedef struct summary {
+	const char *file;         /* as given on the command line */
+	nt_reader *r;             /* owns the strings below; freed by summary_free() */
+	nt_trace_header hdr;
+	nt_reader_stats st;
+	u64map per_meta;          /* nt_metadata pointer -> events */
+	u64map sample_tids;       /* ThreadId of samples */
+	u64map sample_ctids;      /* CaptureThreadId of samples */
+	uint64_t samples, by_type[4]; /* Error, External, Managed, other */
+	evrow *rows;              /* sorted, count > 0 */
+	size_t nrows;
+	lostrow *lost;            /* capture threads with lost > 0, by thread id */
+	size_t nlost;
+	size_t capture_threads;   /* all capture threads */
+	const char *warning;      /* truncation warning or NULL (reader's life) */
+	uint64_t warning_offset;
+} summary;
+
+static void summary_free(summary *s)
+{
+	u64map_free(&s->per_meta);
+	u64map_free(&s->sample_tids);
+	u64map_free(&s->sample_ctids);
+	free(s->rows);
+	free(s->lost);
+	nt_reader_free(s->r);
+}
+
+static int evrow_cmp(const void *a, const void *b)
+{
+	const evrow *x = a, *y = b;
+	int c = strcmp(x->provider, y->provider);
+	if (c)
+		return c;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->version != y->version)
+		return x->version < y->version ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int lostrow_cmp(const void *a, const void *b)
+{
+	const lostrow *x = a, *y = b;
+	return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+/* Builds s->rows (merged by key, sorted, zero counts dropped) and s->lost once the reader
+ * reached the end. Returns 0 or -1 when out of memory. */
+static int summary_finish(summary *s, const nt_reader *r)
+{
+	size_t nmeta = nt_reader_metadata_count(r);
+	s->rows = calloc(nmeta ? nmeta : 1, sizeof *s->rows);
+	if (!s->rows)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < nmeta; i++) {
+		const nt_metadata *m = nt_reader_metadata_at(r, i);
+		if (!m)
+			continue;
+		s->rows[n++] = (evrow){m->provider ? m->provider : "", m->event_id, m->version,
+				       m->name ? m->name : "", i,
+				       u64map_get(&s->per_meta, (uint64_t)(uintptr_t)m)};
+	}
+	qsort(s->rows, n, sizeof *s->rows, evrow_cmp);
+	/* Several records may share (provider, id, version): add their counts to the first. */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && strcmp(s->rows[k - 1].provider, s->rows[i].provider) == 0 &&
+		    s->rows[k - 1].id == s->rows[i].id &&
+		    s->rows[k - 1].version == s->rows[i].version)
+			s->rows[k - 1].count += s->rows[i].count;
+		else
+			s->rows[k++] = s->rows[i];
+	}
+	n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (s->rows[i].count)
+			s->rows[n++] = s->rows[i];
+	s->nrows = n;
+
+	uint64_t tid, lost;
+	size_t nth = 0;
+	while (nt_reader_lost(r, nth, &tid, &lost) == 1)
+		nth++;
+	s->capture_threads = nth;
+	s->lost = calloc(nth ? nth : 1, sizeof *s->lost);
+	if (!s->lost)
+		return -1;
+	for (size_t i = 0; i < nth && nt_reader_lost(r, i, &tid, &lost) == 1; i++)
+		if (lost)
+			s->lost[s->nlost++] = (lostrow){tid, lost};
+	qsort(s->lost, s->nlost, sizeof *s->lost, lostrow_cmp);
+	s->warning = nt_reader_warning(r, &s->warning_offset);
+	return 0;
+}
+
+/* Adds one event to the counters. Returns 0 or -1 when out of memory. */
+static int summary_add(summary *s, const nt_event *ev)
+{
+	uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)ev->meta);
+	if (!c)
+		return -1;
+	(*c)++;
+	uint32_t type;
+	if (ev->meta && nt_event_is_sample(ev, &type)) {
+		s->samples++;
+		s->by_type[type < 3 ? type : 3]++;
+		if (!u64map_slot(&s->sample_tids, ev->thread_id) ||
+		    !u64map_slot(&s->sample_ctids, ev->capture_thread_id))
+			return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ formatting helpers */
+
+/* a * b / c rounded to nearest, saturating at UINT64_MAX; c > 0. */
+static uint64_t muldiv_u64(uint64_t a, uint64_t b, uint64_t c)
+{
+#ifdef __SIZEOF_INT128__
+	unsigned __int128 p = (unsigned __int128)a * b + c / 2;
+	p /= c;
+	return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+#else
+	long double v = (long double)a * (long double)b / (long double)c + 0.5L;
+	return v >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)v;
+#endif
+}
+
+static uint64_t duration_ns(const summary *s)
+{
+	if (!s->st.events || s->st.last_timestamp < s->st.first_timestamp)
+		return 0;
+	return muldiv_u64(s->st.last_timestamp - s->st.first_timestamp, 1000000000u,
+			  s->hdr.qpc_frequency ? s->hdr.qpc_frequency : 1);
+}
+
+/* "2019-06-15T23:56:59.754Z" from the SYSTEMTIME fields (year, month, dow, day, h, m, s, ms). */
+static void format_utc(const nt_trace_header *h, char *buf, size_t size)
+{
+	const uint16_t *t = h->sync_time_utc;
+	snprintf(buf, size, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", t[0], t[1], t[3], t[4], t[5],
+		 t[6], t[7]);
+}
+
+/* Writes s as a JSON string: UTF-8 passes through, invalid UTF-8 bytes become U+FFFD, so
+ * the output is valid JSON whatever the file holds. */
+static void json_str(FILE *fp, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	putc('"', fp);
+	while (*p) {
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			putc('\\', fp);
+			putc(c, fp);
+			p++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(fp, "\\u%04x", c);
+			p++;
+		} else if (c < 0x80) {
+			putc(c, fp);
+			p++;
+		} else {
+			/* length and minimum code point of the sequence c starts */
+			size_t len = 0;
+			if (c >= 0xc2 && c <= 0xdf)
+				len = 2;
+			else if (c >= 0xe0 && c <= 0xef)
+				len = 3;
+			else if (c >= 0xf0 && c <= 0xf4)
+				len = 4;
+			uint32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
+			size_t i = 1;
+			for (; len && i < len; i++) {
+				if ((p[i] & 0xc0) != 0x80)
+					break;
+				cp = (cp << 6) | (p[i] & 0x3fu);
+			}
+			int valid = len && i == len &&
+				    !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
+				    !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+			if (valid) {
+				fwrite(p, 1, len, fp);
+				p += len;
+			} else {
+				fputs("\\ufffd", fp);
+				p++;
+			}
+		}
+	}
+	putc('"', fp);
+}
+
+/* Writes s for a terminal: control characters from the file become '?', so a crafted
+ * provider or event name cannot move the cursor or change colours. */
+static void text_str(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+	}
+}
+
+/* ------------------------------------------------------------------ JSON summary */
+
+static void print_json(const summary *s, const char *ind)
+{
+	const nt_trace_header *h = &s->hdr;
+	const nt_reader_stats *st = &s->st;
+	char utc[64];
+	format_utc(h, utc, sizeof utc);
+	FILE *o = stdout;
+
+	fprintf(o, "%s{\n", ind);
+	fprintf(o, "%s  \"file\": ", ind);
+	json_str(o, s->file);
+	fprintf(o, ",\n");
+	fprintf(o, "%s  \"version\": %" PRIu32 ",\n", ind, h->format_version);
+	fprintf(o, "%s  \"minor_version\": %" PRIu32 ",\n", ind, h->minor_version);
+	fprintf(o, "%s  \"trace_object_version\": %" PRIu32 ",\n", ind, h->trace_object_version);
+	fprintf(o, "%s  \"pointer_size\": %" PRIu32 ",\n", ind, h->pointer_size);
+	fprintf(o, "%s  \"process_id\": %" PRIu32 ",\n", ind, h->process_id);
+	fprintf(o, "%s  \"processors\": %" PRIu32 ",\n", ind, h->processors);
+	fprintf(o, "%s  \"qpc_frequency\": %" PRIu64 ",\n", ind, h->qpc_frequency);
+	fprintf(o, "%s  \"sync_qpc\": %" PRIu64 ",\n", ind, h->sync_qpc);
+	fprintf(o, "%s  \"sync_time_utc\": \"%s\",\n", ind, utc);
+	fprintf(o, "%s  \"expected_sampling_interval_ns\": %" PRIu32 ",\n", ind,
+		h->expected_sampling_ns);
+	if (st->events) {
+		fprintf(o, "%s  \"first_timestamp\": %" PRIu64 ",\n", ind, st->first_timestamp);
+		fprintf(o, "%s  \"last_timestamp\": %" PRIu64 ",\n", ind, st->last_timestamp);
+		fprintf(o, "%s  \"duration_ns\": %" PRIu64 ",\n", ind, duration_ns(s));
+	} else {
+		fprintf(o, "%s  \"first_timestamp\": null,\n", ind);
+		fprintf(o, "%s  \"last_timestamp\": null,\n", ind);
+		fprintf(o, "%s  \"duration_ns\": null,\n", ind);
+	}
+	fprintf(o, "%s  \"bytes\": %" PRIu64 ",\n", ind, st->bytes);
+	fprintf(o,
+		"%s  \"blocks\": {\"event\": %" PRIu64 ", \"metadata\": %" PRIu64
+		", \"stack\": %" PRIu64 ", \"sequence_point\": %" PRIu64 ", \"other\": %" PRIu64
+		"},\n",
+		ind, st->blocks_event, st->blocks_metadata, st->blocks_stack, st->blocks_sp,
+		st->blocks_other);
+	fprintf(o, "%s  \"metadata_records\": %" PRIu64 ",\n", ind, st->metadata_records);
+	fprintf(o, "%s  \"events\": %" PRIu64 ",\n", ind, st->events);
+	fprintf(o, "%s  \"sorted_events\": %" PRIu64 ",\n", ind, st->events_sorted);
+	fprintf(o, "%s  \"stacks\": %" PRIu64 ",\n", ind, st->stacks);
+	fprintf(o, "%s  \"max_stack_depth\": %" PRIu32 ",\n", ind, st->max_stack_depth);
+	fprintf(o, "%s  \"missing_stacks\": %" PRIu64 ",\n", ind, st->missing_stacks);
+	fprintf(o, "%s  \"negative_timestamp_deltas\": %" PRIu64 ",\n", ind,
+		st->negative_ts_deltas);
+	fprintf(o,
+		"%s  \"samples\": {\"total\": %" PRIu64 ", \"error\": %" PRIu64
+		", \"external\": %" PRIu64 ", \"managed\": %" PRIu64 ", \"other\": %" PRIu64
+		", \"threads\": %zu, \"capture_threads\": %zu},\n",
+		ind, s->samples, s->by_type[0], s->by_type[1], s->by_type[2], s->by_type[3],
+		s->sample_tids.n, s->sample_ctids.n);
+	fprintf(o, "%s  \"capture_threads\": %zu,\n", ind, s->capture_threads);
+	fprintf(o, "%s  \"lost_events\": {\"total\": %" PRIu64 ", \"by_capture_thread\": [", ind,
+		st->lost_events);
+	for (size_t i = 0; i < s->nlost; i++)
+		fprintf(o, "%s\n%s    {\"thread_id\": %" PRIu64 ", \"lost\": %" PRIu64 "}",
+			i ? "," : "", ind, s->lost[i].thread_id, s->lost[i].lost);
+	if (s->nlost)
+		fprintf(o, "\n%s  ", ind);
+	fprintf(o, "]},\n");
+	fprintf(o, "%s  \"truncated\": %s,\n", ind, st->truncated ? "true" : "false");
+	if (st->truncated)
+		fprintf(o, "%s  \"truncated_at\": %" PRIu64 ",\n", ind, st->truncated_at);
+	else
+		fprintf(o, "%s  \"truncated_at\": null,\n", ind);
+	fprintf(o, "%s  \"warning\": ", ind);
+	if (s->warning)
+		json_str(o, s->warning);
+	else
+		fputs("null", o);
+	fprintf(o, ",\n%s  \"providers\": [", ind);
+	for (size_t i = 0; i < s->nrows; i++) {
+		const evrow *e = &s->rows[i];
+		int first_of_provider = i == 0 || strcmp(s->rows[i - 1].provider, e->provider) != 0;
+		int last_of_provider =
+			i + 1 == s->nrows || strcmp(s->rows[i + 1].provider, e->provider) != 0;
+		if (first_of_provider) {
+			fprintf(o, "%s\n%s    {\"name\": ", i ? "," : "", ind);
+			json_str(o, e->provider);
+			fprintf(o, ", \"events\": [");
+		}
+		fprintf(o, "%s\n%s      {\"id\": %" PRIu32 ", \"version\": %" PRIu32 ", \"name\": ",
+			first_of_provider ? "" : ",", ind, e->id, e->version);
+		json_str(o, e->name);
+		fprintf(o, ", \"count\": %" PRIu64 "}", e->count);
+		if (last_of_provider)
+			fprintf(o, "\n%s    ]}", ind);
+	}
+	if (s->nrows)
+		fprintf(o, "\n%s  ", ind);
+	fprintf(o, "]\n%s}", ind);
+}
+
+/* ------------------------------------------------------------------ text summary */
+
+static void print_text(const summary *s)
+{
+	const nt_trace_header *h = &s->hdr;
+	const nt_reader_stats *st = &s->st;
+	char utc[64];
+	format_utc(h, utc, sizeof utc);
+
+	printf("File:              %s\n", s->file);
+	if (h->format_version == 6)
+		printf("Format:            nettrace V6.%" PRIu32 "\n", h->minor_version);
+	else
+		printf("Format:            nettrace V4/V5 (FastSerialization, Trace object version "
+		       "%" PRIu32 ")\n",
+		       h->trace_object_version);
+	printf("Bytes read:        %" PRIu64 "\n", st->bytes);
+	printf("Process:           pid %" PRIu32 ", %" PRIu32 " processors, %" PRIu32
+	       "-byte pointers\n",
+	       h->process_id, h->processors, h->pointer_size);
+	printf("Sync time:         %s (QPC %" PRIu64 ", %" PRIu64 " ticks/s)\n", utc, h->sync_qpc,
+	       h->qpc_frequency);
+	printf("Sampling interval: %" PRIu32 " ns (declared)\n", h->expected_sampling_ns);
+	if (st->events) {
+		uint64_t d = duration_ns(s);
+		printf("Duration:          %" PRIu64 ".%09" PRIu64 " s (first to last event)\n",
+		       d / 1000000000u, d % 1000000000u);
+	} else {
+		printf("Duration:          - (no events)\n");
+	}
+	printf("Blocks:            %" PRIu64 " event, %" PRIu64 " metadata, %" PRIu64
+	       " stack, %" PRIu64 " sequence point",
+	       st->blocks_event, st->blocks_metadata, st->blocks_stack, st->blocks_sp);
+	if (st->blocks_other)
+		printf(", %" PRIu64 " other", st->blocks_other);
+	printf("\n");
+	printf("Metadata records:  %" PRIu64 "\n", st->metadata_records);
+	printf("Events:            %" PRIu64 " (%" PRIu64 " sorted)\n", st->events,
+	       st->events_sorted);
+	printf("Stacks:            %" PRIu64 " defined, max depth %" PRIu32, st->stacks,
+	       st->max_stack_depth);
+	if (st->missing_stacks)
+		printf(", %" PRIu64 " events with an undefined stack", st->missing_stacks);
+	printf("\n");
+	printf("Samples:           %" PRIu64 " (error %" PRIu64 ", external %" PRIu64
+	       ", managed %" PRIu64,
+	       s->samples, s->by_type[0], s->by_type[1], s->by_type[2]);
+	if (s->by_type[3])
+		printf(", other %" PRIu64, s->by_type[3]);
+	printf(") on %zu thread%s, %zu sampler thread%s\n", s->sample_tids.n,
+	       s->sample_tids.n == 1 ? "" : "s", s->sample_ctids.n,
+	       s->sample_ctids.n == 1 ? "" : "s");
+	printf("Capture threads:   %zu\n", s->capture_threads);
+	printf("Lost events:       %" PRIu64, st->lost_events);
+	for (size_t i = 0; i < s->nlost; i++)
+		printf("%s%" PRIu64 " on thread %" PRIu64, i ? ", " : " (", s->lost[i].lost,
+		       s->lost[i].thread_id);
+	printf("%s\n", s->nlost ? ")" : "");
+	if (st->truncated)
+		printf("Truncated:         yes, at byte %" PRIu64
+		       " (the incomplete part is not counted)\n",
+		       st->truncated_at);
+	else
+		printf("Truncated:         no\n");
+
+	if (!s->nrows)
+		return;
+	/* Provider table: a provider line with its total, then one line per (id, version). */
+	printf("\nEvents by provider:\n");
+	printf("  %10s  %6s  %4s  %s\n", "count", "id", "ver", "name");
+	for (size_t i = 0; i < s->nrows; i++) {
+		const evrow *e = &s->rows[i];
+		if (i == 0 || strcmp(s->rows[i - 1].provider, e->provider) != 0) {
+			uint64_t total = 0;
+			for (size_t j = i;
+			     j < s->nrows && strcmp(s->rows[j].provider, e->provider) == 0; j++)
+				total += s->rows[j].count;
+			printf("  %10" PRIu64 "  ", total);
+			text_str(stdout, e->provider[0] ? e->provider : "(no name)");
+			printf("\n");
+		}
+		printf("  %10" PRIu64 "  %6" PRIu32 "  %4" PRIu32 "    ", e->count, e->id,
+		       e->version);
+		text_str(stdout, e->name[0] ? e->name : "-");
+		printf("\n");
+	}
+}
+
+/* ------------------------------------------------------------------ per file */
+
+/* Opens file; on failure prints the error and returns its exit code (then *out is NULL). */
+static int open_reader(tool *t, const char *file, unsigned flags, nt_reader **out)
+{
+	nt_reader_opts ro = {sizeof ro, flags, file};
+	nt_error err;
+	nt_error_clear(&err);
+	if (nt_reader_open_file(out, file, &ro, &err) < 0)
+		/* "cannot open F: reason" already names the file */
+		return tool_error(t, err.code == NT_EIO && err.offset == NT_NO_OFFSET ? NULL : file,
+				  &err);
+	return 0;
+}
+
+static void warn_truncated(tool *t, const char *file, const nt_reader *r)
+{
+	uint64_t off = NT_NO_OFFSET;
+	const char *w = nt_reader_warning(r, &off);
+	if (w)
+		tool_warn(t, file, off, w);
+}
+
+static void oom(tool *t, const char *file)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	err.code = NT_ENOMEM;
+	err.offset = NT_NO_OFFSET;
+	snprintf(err.msg, sizeof err.msg, "out of memory");
+	tool_error(t, file, &err);
+}
+
+
+/* Reads file to the end in file order (counting needs no timestamp order) and fills *s;
+ * s->r stays open because the strings in s->rows and s->warning belong to it. Returns 0,
+ * or an exit code after printing the error. */
+static int collect(tool *t, const char *file, summary *s)
+{
+	s->file = file;
+	int rc = open_reader(t, file, NT_READ_FILE_ORDER, &s->r);
+	if (rc)
+		return rc;
+	s->hdr = *nt_reader_header(s->r);
+	const nt_event *ev;
+	nt_error err;
+	nt_error_clear(&err);
+	while ((rc = nt_reader_next(s->r, &ev, &err)) == 1) {
+		if (summary_add(s, ev)) {
+			oom(t, file);
+			return EXIT_SYSTEM;
+		}
+	}
+	if (rc < 0)
+		return tool_error(t, file, &err);
+	s->st = *nt_reader_stats_get(s->r);
+	if (summary_finish(s, s->r)) {
+		oom(t, file);
+		return EXIT_SYSTEM;
+	}
+	return 0;
+}
+
+/* Summary of one file, as text or JSON; *printed counts the summaries already printed. */
+static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *printed)
+{
+	summary s;
+	memset(&s, 0, sizeof s);
+	if (collect(t, file, &s) == 0) {
+		if (cfg->json) {
+			if (cfg->nfiles > 1)
+				printf("%s\n", *printed ? "," : "");
+			print_json(&s, cfg->nfiles > 1 ? "  " : "");
+			if (cfg->nfiles == 1)
+				printf("\n");
+		} else {
+			if (*printed)
+				printf("\n");
+			print_text(&s);
+		}
+		(*printed)++;
+		/* stdout first, so the warning follows the data it qualifies */
+		fflush(stdout);
+		if (s.warning)
+			tool_warn(t, file, s.warning_offset, s.warning);
+	}
+	summary_free(&s);
+}
+
+/* ------------------------------------------------------------------ --events */
+
+static int print_event(const info_cfg *cfg, const nt_event *ev, uint32_t ptrsize,
+		       const nt_sink *sink)
+{
+	const nt_metadata *m = ev->meta;
+	uint64_t ans =
+		ev->time_ns < 0 ? (uint64_t)0 - (uint64_t)ev->time_ns : (uint64_t)ev->time_ns;
+	printf("[%c%" PRIu64 ".%09" PRIu64 "s] ts=%" PRIu64 " ", ev->time_ns < 0 ? '-' : '+',
+	       ans / 1000000000u, ans % 1000000000u, ev->timestamp);
+	text_str(stdout, m && m->provider ? m->provider : "?");
+	putchar('/');
+	text_str(stdout, m && m->name ? m->name : "");
+	printf("(id=%" PRIu32 ", v=%" PRIu32 ") tid=%" PRIu64 " ctid=%" PRIu64 " seq=%" PRIu32
+	       " proc=",
+	       m ? m->event_id : 0, m ? m->version : 0, ev->thread_id, ev->capture_thread_id,
+	       ev->seq);
+	if (ev->processor == UINT32_MAX)
+		printf("-");
+	else
+		printf("%" PRIu32, ev->processor);
+	printf(" stack=%" PRIu32 " frames ", ev->stack_depth);
+	if (m) {
+		int rc = nt_payload_write_json(ev, ptrsize, sink);
+		if (rc < 0)
+			return rc;
+	} else {
+		printf("{}");
+	}
+	printf("\n");
+	if (cfg->stacks)
+		for (uint32_t i = 0; i < ev->stack_depth; i++)
+			printf("    #%-3" PRIu32 " 0x%0*" PRIx64 "\n", i, (int)(ptrsize * 2),
+			       ev->stack[i]);
+	return ferror(stdout) ? NT_EIO : 0;
+}
+
+static void do_events(tool *t, const info_cfg *cfg, const char *file)
+{
+	nt_reader *r;
+	if (open_reader(t, file, 0, &r))
+		return;
+	uint32_t ptrsize = nt_reader_header(r)->pointer_size;
+	nt_sink sink = nt_sink_stdio(stdout);
+	const nt_event *ev;
+	nt_error err;
+	nt_error_clear(&err);
+	uint64_t n = 0;
+	int rc = 0;
+	while ((!cfg->has_limit || n < cfg->limit) && (rc = nt_reader_next(r, &ev, &err)) == 1) {
+		n++;
+		if (print_event(cfg, ev, ptrsize, &sink) < 0) {
+			rc = 0; /* tool_finish() reports the failed write */
+			break;
+		}
+	}
+	fflush(stdout);
+	if (rc < 0)
+		tool_error(t, file, &err);
+	else if (!cfg->has_limit || n < cfg->limit)
+		warn_truncated(t, file, r);
+	nt_reader_free(r);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	tool t = {"nettrace-info", "[OPTIONS] FILE...",
+		  "Summarise nettrace (.NET EventPipe) files, or list their events.\n"
+		  "FILE \"-\" reads standard input.",
+		  info_opts, 0, 0};
+	info_cfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	struct option *lo;
+	char *so;
+	tool_getopt_tables(&t, &lo, &so);
+	/* A leading ':' makes getopt report a missing argument as ':', and opterr = 0 keeps
+	 * its own messages (which would name the libtool wrapper's argv[0]) quiet. */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		const char *arg = argv[optind - 1];
+		int is_long = strncmp(arg, "--", 2) == 0;
+		switch (c) {
+		case 'j': cfg.json = 1; break;
+		case 'e': cfg.events = 1; break;
+		case 's': cfg.stacks = 1; break;
+		case 'n':
+			if (parse_count(optarg, &cfg.limit))
+				return tool_usage_error(&t,
+							"invalid --limit value '%s' (expected a "
+							"non-negative integer)",
+							optarg);
+			cfg.has_limit = 1;
+			break;
+		case 'h': tool_help(&t); return tool_finish(&t);
+		case 'V': tool_version(&t); return tool_finish(&t);
+		case ':':
+			if (is_long)
+				return tool_usage_error(&t, "option '%s' requires an argument",
+							arg);
+			return tool_usage_error(&t, "option '-%c' requires an argument", optopt);
+		default:
+			if (is_long && strchr(arg, '=') && optopt)
+				return tool_usage_error(&t,
+							"option '%.*s' does not take an argument",
+							(int)(strchr(arg, '=') - arg), arg);
+			if (is_long)
+				return tool_usage_error(&t, "unrecognized option '%s'", arg);
+			return tool_usage_error(&t, "invalid option '-%c'", optopt);
+		}
+	}
+	if (cfg.json && cfg.events)
+		return tool_usage_error(&t, "--json and --events cannot be combined");
+	if ((cfg.stacks || cfg.has_limit) && !cfg.events)
+		return tool_usage_error(&t, "--%s only applies to --events",
+					cfg.stacks ? "stacks" : "limit");
+	if (optind >= argc)
+		return tool_usage_error(&t, "missing FILE operand");
+	cfg.nfiles = argc - optind;
+
+	size_t printed = 0;
+	if (cfg.json && cfg.nfiles > 1)
+		printf("[");
+	for (int i = optind; i < argc; i++) {
+		if (cfg.events) {
+			if (cfg.nfiles > 1)
+				printf("%s==> %s <==\n", i > optind ? "\n" : "", argv[i]);
+			do_events(&t, &cfg, argv[i]);
+		} else {
+			do_summary(&t, &cfg, argv[i], &printed);
+		}
+	}
+	if (cfg.json && cfg.nfiles > 1)
+		printf("%s]\n", printed ? "\n" : "");
+	return tool_finish(&t);
+}
