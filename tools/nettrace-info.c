@@ -155,6 +155,8 @@ typedef struct summary {
 	size_t capture_threads;   /* all capture threads */
 	const char *warning;      /* truncation warning or NULL (reader's life) */
 	uint64_t warning_offset;
+	nt_rate *rate;            /* sampling-rate inference over the samples */
+	uint64_t lost_samples;    /* lost events of the sampler (capture) threads */
 } summary;
 
 static void summary_free(summary *s)
@@ -164,6 +166,7 @@ static void summary_free(summary *s)
 	u64map_free(&s->sample_ctids);
 	free(s->rows);
 	free(s->lost);
+	nt_rate_free(s->rate);
 	nt_reader_free(s->r);
 }
 
@@ -228,9 +231,12 @@ static int summary_finish(summary *s, const nt_reader *r)
 	s->lost = calloc(nth ? nth : 1, sizeof *s->lost);
 	if (!s->lost)
 		return -1;
-	for (size_t i = 0; i < nth && nt_reader_lost(r, i, &tid, &lost) == 1; i++)
+	for (size_t i = 0; i < nth && nt_reader_lost(r, i, &tid, &lost) == 1; i++) {
 		if (lost)
 			s->lost[s->nlost++] = (lostrow){tid, lost};
+		if (u64map_get(&s->sample_ctids, tid))
+			s->lost_samples += lost;
+	}
 	qsort(s->lost, s->nlost, sizeof *s->lost, lostrow_cmp);
 	s->warning = nt_reader_warning(r, &s->warning_offset);
 	return 0;
@@ -250,6 +256,9 @@ static int summary_add(summary *s, const nt_event *ev)
 		if (!u64map_slot(&s->sample_tids, ev->thread_id) ||
 		    !u64map_slot(&s->sample_ctids, ev->capture_thread_id))
 			return -1;
+		/* file order is timestamp order within a capture thread, which is all the
+		 * estimator needs (it groups rounds per sampler thread) */
+		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	}
 	return 0;
 }
@@ -346,6 +355,33 @@ static void text_str(FILE *fp, const char *s)
 
 /* ------------------------------------------------------------------ JSON summary */
 
+/* The "rate" object: the sampling interval inferred from the samples (nt_rate). */
+static void print_rate_json(const summary *s, const char *ind)
+{
+	const nt_rate_info *ri = nt_rate_result(s->rate);
+	FILE *o = stdout;
+	fprintf(o, "%s  \"rate\": {\"declared_interval_ns\": %" PRIu64, ind,
+		ri->declared_interval_ns);
+	if (ri->rounds >= 2)
+		fprintf(o,
+			", \"inferred_interval_ns\": %.1f, \"median_interval_ns\": %.1f"
+			", \"p10_interval_ns\": %.1f, \"p90_interval_ns\": %.1f, \"cv\": %.4f",
+			ri->inferred_interval_ns, ri->median_interval_ns, ri->p10_interval_ns,
+			ri->p90_interval_ns, ri->cv);
+	else
+		fprintf(o, ", \"inferred_interval_ns\": null, \"median_interval_ns\": null"
+			   ", \"p10_interval_ns\": null, \"p90_interval_ns\": null, \"cv\": null");
+	fprintf(o, ", \"schedule\": \"%s\", \"samples\": %" PRIu64 ", \"rounds\": %" PRIu64
+		   ", \"threads\": %" PRIu64 ", \"per_thread_median_ns\": %.1f"
+		   ", \"lost_samples\": %" PRIu64 ", \"gaps_total_ns\": %" PRIu64 ", \"gaps\": [",
+		ri->schedule, ri->samples, ri->rounds, ri->threads, ri->per_thread_median_ns,
+		s->lost_samples, ri->gaps_total_ns);
+	for (size_t i = 0; i < ri->ngaps; i++)
+		fprintf(o, "%s{\"start_ns\": %" PRId64 ", \"length_ns\": %" PRIu64 "}", i ? ", " : "",
+			ri->gaps[i].start_ns, ri->gaps[i].length_ns);
+	fprintf(o, "]},\n");
+}
+
 static void print_json(const summary *s, const char *ind)
 {
 	const nt_trace_header *h = &s->hdr;
@@ -408,6 +444,7 @@ static void print_json(const summary *s, const char *ind)
 	if (s->nlost)
 		fprintf(o, "\n%s  ", ind);
 	fprintf(o, "]},\n");
+	print_rate_json(s, ind);
 	fprintf(o, "%s  \"truncated\": %s,\n", ind, st->truncated ? "true" : "false");
 	if (st->truncated)
 		fprintf(o, "%s  \"truncated_at\": %" PRIu64 ",\n", ind, st->truncated_at);
@@ -499,6 +536,25 @@ static void print_text(const summary *s)
 		printf("%s%" PRIu64 " on thread %" PRIu64, i ? ", " : " (", s->lost[i].lost,
 		       s->lost[i].thread_id);
 	printf("%s\n", s->nlost ? ")" : "");
+	const nt_rate_info *ri = nt_rate_result(s->rate);
+	if (ri->rounds >= 2) {
+		printf("Sampling rate:     inferred %.3f ms (median %.3f, p10 %.3f, p90 %.3f, cv %.2f, "
+		       "%s) from %" PRIu64 " rounds; declared %.3f ms\n",
+		       ri->inferred_interval_ns / 1e6, ri->median_interval_ns / 1e6,
+		       ri->p10_interval_ns / 1e6, ri->p90_interval_ns / 1e6, ri->cv, ri->schedule,
+		       ri->rounds, (double)ri->declared_interval_ns / 1e6);
+		if (ri->ngaps) {
+			printf("Sampling gaps:     %zu pause%s, %.3f s in all:", ri->ngaps,
+			       ri->ngaps == 1 ? "" : "s", (double)ri->gaps_total_ns / 1e9);
+			for (size_t i = 0; i < ri->ngaps && i < 5; i++)
+				printf(" %.3f s at %.3f s%s", (double)ri->gaps[i].length_ns / 1e9,
+				       (double)ri->gaps[i].start_ns / 1e9, i + 1 < ri->ngaps ? "," : "");
+			printf("%s\n", ri->ngaps > 5 ? " ..." : "");
+		}
+	} else {
+		printf("Sampling rate:     - (fewer than 2 sampling rounds); declared %.3f ms\n",
+		       (double)ri->declared_interval_ns / 1e6);
+	}
 	if (st->truncated)
 		printf("Truncated:         yes, at byte %" PRIu64
 		       " (the incomplete part is not counted)\n",
@@ -576,6 +632,9 @@ static int collect(tool *t, const char *file, summary *s)
 	const nt_event *ev;
 	nt_error err;
 	nt_error_clear(&err);
+	if (nt_rate_new(&s->rate, s->hdr.expected_sampling_ns, s->hdr.qpc_frequency,
+			s->hdr.sync_qpc, &err))
+		return tool_error(t, file, &err);
 	while ((rc = nt_reader_next(s->r, &ev, &err)) == 1) {
 		if (summary_add(s, ev)) {
 			oom(t, file);
