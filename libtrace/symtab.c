@@ -245,7 +245,8 @@ int nt_symtab_seal(nt_symtab *st, nt_error *err)
 {
 	if (st->sealed)
 		return 0;
-	qsort(st->m, st->n, sizeof(method), cmp_method);
+	if (st->n)
+		qsort(st->m, st->n, sizeof(method), cmp_method);
 	/* Equal starts: the first definition wins, drop the others. */
 	size_t w = 0;
 	for (size_t i = 0; i < st->n; i++) {

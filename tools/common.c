@@ -309,3 +309,42 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 	*out = p;
 	return 0;
 }
+
+static int count_group(void *ctx, const nt_sample_group *g)
+{
+	*(uint64_t *)ctx += g->samples;
+	return 0;
+}
+
+uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p)
+{
+	uint64_t n = 0;
+	nt_profile_foreach(p, count_group, &n);
+	if (n)
+		return n;
+	uint64_t total = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < nt_profile_session_count(p); i++) {
+		const nt_session_info *si = nt_profile_session(p, i);
+		total += si->samples;
+		if (!si->samples)
+			continue;
+		double f = (double)si->header.qpc_frequency;
+		int64_t a0 = (int64_t)((double)(int64_t)(si->first_ts - si->header.sync_qpc) * 1e9 / f);
+		int64_t a1 = (int64_t)((double)(int64_t)(si->last_ts - si->header.sync_qpc) * 1e9 / f);
+		if (a0 < lo)
+			lo = a0;
+		if (a1 > hi)
+			hi = a1;
+	}
+	if (total == 0)
+		fprintf(stderr, "%s: no samples: the input has no SampleProfiler ThreadSample events\n",
+			t->prog);
+	else
+		fprintf(stderr,
+			"%s: no samples selected by the filters (%" PRIu64
+			" samples in the input, from %.3f s to %.3f s after the session start)\n",
+			t->prog, total, (double)lo / 1e9, (double)hi / 1e9);
+	(void)a;
+	return 0;
+}

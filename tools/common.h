@@ -87,6 +87,10 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg);
  * or an exit code (message printed). */
 int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile **out);
 
+/* Samples (and weight) the profile's selection keeps after every filter. When none, prints
+ * "prog: no samples selected (...)" with the sessions' time span on stderr. */
+uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p);
+
 /* Handles --help/--version (codes 'h' and 'V') for the standard rows. */
 #define TOOL_STD_OPTS                                                                      \
 	{"help", no_argument, 'h', NULL, "show this help and exit"},                       \

@@ -66,6 +66,7 @@ int main(int argc, char **argv)
 				(unsigned long long)si->rate.declared_interval_ns, si->rate.schedule);
 		}
 	}
+	profile_check_selection(&t, &a, p);
 	FILE *fp = stdout;
 	if (out_path && !(fp = fopen(out_path, "w"))) {
 		fprintf(stderr, "%s: cannot open %s: %s\n", t.prog, out_path, strerror(errno));
