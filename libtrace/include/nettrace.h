@@ -607,7 +607,7 @@ enum nt_tree_kind {
 /* One node of a call tree. Allocated and owned by the tree; valid until nt_tree_free().
  * Fields may be appended in later versions: never allocate, copy or size these. */
 typedef struct nt_tree_node {
-	const char *name;          /* frame name (after --no-module stripping), UTF-8 */
+	const char *name;          /* frame name (without "Module!" with no_module), UTF-8 */
 	int kind;                  /* enum nt_tree_kind */
 	uint32_t depth;            /* 0 for the root, 1 for top-level nodes */
 	uint32_t session;          /* NT_TREE_THREAD: session index, else 0 */
@@ -677,7 +677,8 @@ typedef struct nt_tree_print_opts {
 				 NULL); NT_UNIT_SAMPLES drops the time column */
 	uint32_t max_depth;   /* show levels 1..max_depth only; 0 = all */
 	double min_percent;   /* hide nodes (and their subtrees) below this % of the root */
-	int hot;              /* expand only the hottest child at each level (hot path) */
+	int hot;              /* expand only the hottest child at each level (hot path);
+				 in a per-thread tree, the hot path of each thread */
 	int by_category;      /* one column per category present: % of the root total */
 	size_t top;           /* > 0: print the top N functions by self, then by total,
 				 instead of the tree (max_depth, min_percent, hot ignored) */

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/* nettrace-tree.c - print the call tree of the CPU samples in nettrace files: top-down or
+ * bottom-up, per thread, pruned by depth or share, the hot path, or the top functions by
+ * self and total time, with an optional per-category breakdown.
+ * Input: FILE... ("-" = stdin), all merged into one profile (one session per file);
+ * output: stdout; diagnostics: stderr. The work is libnettrace's (profile.c, tree.c);
+ * this file only turns options into nt_profile_opts / nt_tree_opts / nt_tree_print_opts. */
+#include "common.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tree options; the profile options (--range, --thread, ...) are common.c's codes. */
+enum {
+	OPT_MINPCT = 'p',
+	OPT_DEPTH = 'd',
+	OPT_TOP = 'n',
+	OPT_INVERT = 'i',
+	OPT_HOT = OPT_PROFILE_LAST,
+	OPT_BYCAT,
+};
+
+/* Default --min-percent: hides the long tail of rarely sampled paths, which in a
+ * real trace is most of the rows, while keeping everything worth a look. */
+#define DEFAULT_MIN_PERCENT 0.5
+
+/* The shared profile rows are written out rather than taken from TOOL_PROFILE_OPTS:
+ * --category-frame has no meaning for a tree, and --unit here sets the time column. */
+static const tool_opt tree_opts[] = {
+	{"range", required_argument, OPT_RANGE, "A..B",
+	 "only samples in [A, B): 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
+	{"thread", required_argument, OPT_THREAD, "TID,...", "only samples of these threads"},
+	{"category", required_argument, OPT_CATEGORY, "CAT,...",
+	 "only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},
+	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
+	{"compat", required_argument, OPT_COMPAT, "MODE",
+	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
+	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"},
+	{"invert", no_argument, OPT_INVERT, NULL, "bottom-up: leaf functions first, callers below"},
+	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "one root per thread, 'Thread (TID)'"},
+	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},
+	{"depth", required_argument, OPT_DEPTH, "N", "show N levels at most"},
+	{"min-percent", required_argument, OPT_MINPCT, "P",
+	 "hide nodes below P% of the total (default 0.5; 0 shows all)"},
+	{"hot", no_argument, OPT_HOT, NULL, "show only the hot path (hottest child at each level)"},
+	{"top", required_argument, OPT_TOP, "N",
+	 "list the top N functions by self and by total instead of the tree"},
+	{"by-category", no_argument, OPT_BYCAT, NULL, "add a column per category (% of the total)"},
+	{"unit", required_argument, OPT_UNIT, "UNIT",
+	 "time column: samples, ns, us or ms (default: auto-scaled); samples also ranks"},
+	TOOL_STD_OPTS,
+	{NULL, 0, 0, NULL, NULL},
+};
+
+typedef struct tree_cfg {
+	profile_args pa;        /* the shared profile options (common.c) */
+	nt_tree_opts to;        /* invert, per-thread, no-module, by-samples */
+	nt_tree_print_opts pr;  /* unit, depth, min-percent, hot, top, by-category */
+	const char *range;      /* --range text, for the header and messages */
+	const char *threads_arg; /* --thread text */
+	const char *cats_arg;   /* --category text */
+	int min_pct_given;      /* --min-percent was on the command line */
+} tree_cfg;
+
+/* ------------------------------------------------------------------ option parsing */
+
+/* A decimal integer in [lo, hi], nothing else. */
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Loads --rules. A bad rule is bad input (exit 2) whatever code the parser chose; the
+ * message names the file, the line and (as "at byte N") the line's offset. Returns 0 or
+ * the exit code after printing the error. */
+static int load_rules(tool *t, profile_args *a, const char *path)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_rules_free(a->rules);
+	a->rules = NULL;
+	a->popts.rules = NULL;
+	if (nt_rules_load(&a->rules, path, &err) == 0) {
+		a->rules_path = path;
+		a->popts.rules = a->rules;
+		return 0;
+	}
+	if (err.code != NT_EIO && err.code != NT_ENOMEM)
+		err.code = NT_EFORMAT;
+	/* "cannot open F: reason" already names the file; a parse error may start with
+	 * "F: ", which moves in front of the offset, where tool_error puts file names */
+	size_t n = strlen(path);
+	if (err.code == NT_EIO)
+		return tool_error(t, NULL, &err);
+	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
+		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
+	return tool_error(t, path, &err);
+}
+
+/* Parses argv into cfg; returns -1 to go on, or the exit code to return. */
+static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
+{
+	struct option *lo;
+	char *so;
+	tool_getopt_tables(t, &lo, &so);
+	/* A leading ':' makes getopt report a missing argument as ':', and opterr = 0 keeps
+	 * its own messages (which would name the libtool wrapper's argv[0]) quiet. */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	opterr = 0;
+	int c;
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		const char *arg = argv[optind - 1];
+		int is_long = strncmp(arg, "--", 2) == 0;
+		switch (c) {
+		case OPT_RULES: {
+			int ec = load_rules(t, &cfg->pa, optarg);
+			if (ec)
+				return ec;
+			break;
+		}
+		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
+		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE: {
+			int r = profile_args_handle(t, &cfg->pa, c, optarg);
+			if (r < 0)
+				return -r;
+			if (c == OPT_RANGE)
+				cfg->range = optarg;
+			else if (c == OPT_THREAD)
+				cfg->threads_arg = optarg;
+			else if (c == OPT_CATEGORY)
+				cfg->cats_arg = optarg;
+			break;
+		}
+		case OPT_INVERT: cfg->to.invert = 1; break;
+		case OPT_DEPTH:
+			if (parse_u64(optarg, 1, UINT32_MAX, &v))
+				return tool_usage_error(t, "invalid --depth value '%s' (expected an "
+							   "integer >= 1)",
+							optarg);
+			cfg->pr.max_depth = (uint32_t)v;
+			break;
+		case OPT_MINPCT: {
+			char *end;
+			errno = 0;
+			double p = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(p >= 0 && p <= 100))
+				return tool_usage_error(t, "invalid --min-percent value '%s' (expected "
+							   "a number from 0 to 100)",
+							optarg);
+			cfg->pr.min_percent = p;
+			cfg->min_pct_given = 1;
+			break;
+		}
+		case OPT_HOT: cfg->pr.hot = 1; break;
+		case OPT_TOP:
+			if (parse_u64(optarg, 1, SIZE_MAX, &v))
+				return tool_usage_error(t, "invalid --top value '%s' (expected an "
+							   "integer >= 1)",
+							optarg);
+			cfg->pr.top = (size_t)v;
+			break;
+		case OPT_BYCAT: cfg->pr.by_category = 1; break;
+		case 'h': tool_help(t); return tool_finish(t);
+		case 'V': tool_version(t); return tool_finish(t);
+		case ':':
+			if (is_long)
+				return tool_usage_error(t, "option '%s' requires an argument", arg);
+			return tool_usage_error(t, "option '-%c' requires an argument", optopt);
+		default:
+			if (is_long)
+				return tool_usage_error(t, "unrecognized option '%s'", arg);
+			return tool_usage_error(t, "invalid option '-%c'", optopt);
+		}
+	}
+	cfg->to.per_thread = cfg->pa.fopts.per_thread;
+	cfg->to.no_module = cfg->pa.fopts.no_module;
+	if (cfg->pa.unit_set) {
+		cfg->pr.unit = cfg->pa.fopts.unit;
+		cfg->to.by_samples = cfg->pr.unit == NT_UNIT_SAMPLES;
+	}
+	if (optind >= argc)
+		return tool_usage_error(t, "no input file (use - for standard input)");
+	/* --top replaces the tree: options that shape the tree would be silently ignored. */
+	if (cfg->pr.top) {
+		const char *clash = cfg->pr.hot ? "--hot" : cfg->pr.max_depth ? "--depth"
+				    : cfg->to.invert ? "--invert" : cfg->to.per_thread ? "--per-thread"
+				    : cfg->min_pct_given ? "--min-percent" : NULL;
+		if (clash)
+			return tool_usage_error(t, "--top and %s cannot be combined", clash);
+	}
+	if (!cfg->min_pct_given)
+		cfg->pr.min_percent = cfg->pr.top ? 0 : DEFAULT_MIN_PERCENT;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ messages */
+
+/* "range 1s..2s; threads 1,2; categories lock; managed code only; weights as pyroscope":
+ * what the header's "Selected:" line and the empty-selection message show. */
+static void describe_selection(const tree_cfg *cfg, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+#define ADD(...)                                                                            \
+	do {                                                                                \
+		if (k < n) {                                                                \
+			int w_ = snprintf(buf + k, n - k, "%s", k ? "; " : "");             \
+			k += w_ > 0 ? (size_t)w_ : 0;                                       \
+		}                                                                           \
+		if (k < n) {                                                                \
+			int w_ = snprintf(buf + k, n - k, __VA_ARGS__);                     \
+			k += w_ > 0 ? (size_t)w_ : 0;                                       \
+		}                                                                           \
+	} while (0)
+	if (cfg->range)
+		ADD("range %s", cfg->range);
+	if (cfg->threads_arg)
+		ADD("threads %s", cfg->threads_arg);
+	if (cfg->cats_arg)
+		ADD("categories %s", cfg->cats_arg);
+	if (cfg->pa.popts.managed_only)
+		ADD("managed code only");
+	if (cfg->pa.popts.compat == NT_COMPAT_PYROSCOPE)
+		ADD("weights as pyroscope");
+	else if (cfg->pa.popts.compat == NT_COMPAT_TRACEEVENT)
+		ADD("weights as traceevent");
+	if (cfg->pa.rules_path)
+		ADD("rules %s", cfg->pa.rules_path);
+#undef ADD
+}
+
+/* Session span for messages: "0.000 s .. 4.210 s" (relative ranges) or
+ * "ts:N .. ts:M" (raw ranges), "no samples" when the session has none. */
+static void session_span(const tree_cfg *cfg, const nt_session_info *si, char *buf, size_t n)
+{
+	if (!si->samples) {
+		snprintf(buf, n, "no samples");
+		return;
+	}
+	if (cfg->pa.popts.range_raw) {
+		snprintf(buf, n, "ts:%" PRIu64 " .. ts:%" PRIu64, si->first_ts, si->last_ts);
+		return;
+	}
+	double f = si->header.qpc_frequency ? (double)si->header.qpc_frequency : 1.0;
+	double a = (double)(int64_t)(si->first_ts - si->header.sync_qpc) / f;
+	double b = (double)(int64_t)(si->last_ts - si->header.sync_qpc) / f;
+	snprintf(buf, n, "%.3f s .. %.3f s", fabs(a) < 0.0005 ? 0.0 : a, fabs(b) < 0.0005 ? 0.0 : b);
+}
+
+/* Why the tree is empty, on stderr: the range (with each session's span), or the other
+ * filters, or the input itself. */
+static void report_empty(tool *t, const tree_cfg *cfg, nt_profile *p)
+{
+	size_t ns = nt_profile_session_count(p);
+	uint64_t read = 0;
+	for (size_t i = 0; i < ns; i++) {
+		const nt_session_info *si = nt_profile_session(p, i);
+		read += si ? si->samples : 0;
+	}
+	if (read == 0) {
+		fprintf(stderr, "%s: no samples selected: the input has no SampleProfiler samples\n",
+			t->prog);
+		return;
+	}
+	if (cfg->range) {
+		fprintf(stderr, "%s: no samples in range %s (%s", t->prog, cfg->range,
+			ns == 1 ? "session spans" : "sessions span");
+		for (size_t i = 0; i < ns; i++) {
+			const nt_session_info *si = nt_profile_session(p, i);
+			char span[96];
+			if (!si)
+				continue;
+			session_span(cfg, si, span, sizeof span);
+			fprintf(stderr, "%s %s", i ? "," : "", span);
+		}
+		fprintf(stderr, ")\n");
+		return;
+	}
+	char sel[512];
+	describe_selection(cfg, sel, sizeof sel);
+	if (sel[0])
+		fprintf(stderr, "%s: no samples selected (%s)\n", t->prog, sel);
+	else
+		fprintf(stderr, "%s: no samples selected\n", t->prog);
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	tool t = {"nettrace-tree", "[OPTIONS] FILE...",
+		  "Print the call tree of the CPU samples in nettrace (.NET EventPipe) files.\n"
+		  "Several files are merged into one tree; FILE \"-\" reads standard input.",
+		  tree_opts, 0, 0};
+	tree_cfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	profile_args_init(&cfg.pa);
+	cfg.to.sz = sizeof cfg.to;
+	cfg.pr.sz = sizeof cfg.pr;
+	cfg.pr.unit = NT_TREE_UNIT_AUTO;
+	nt_profile *p = NULL;
+	nt_tree *tree = NULL;
+	nt_error err;
+	nt_error_clear(&err);
+
+	int rc = parse_args(&t, &cfg, argc, argv);
+	if (rc >= 0)
+		goto out;
+	if (profile_load(&t, &cfg.pa, argv + optind, argc - optind, &p))
+		goto finish;
+	if (nt_tree_new(&tree, p, &cfg.to, &err)) {
+		tool_error(&t, NULL, &err);
+		goto finish;
+	}
+	char sel[512];
+	describe_selection(&cfg, sel, sizeof sel);
+	cfg.pr.selection = sel;
+	/* An empty selection is not an error: say why on stderr, print the (empty) tree. */
+	if (nt_tree_root(tree)->samples == 0)
+		report_empty(&t, &cfg, p);
+	nt_sink out = nt_sink_stdio(stdout);
+	if (nt_tree_write_text(tree, &cfg.pr, &out, &err) && err.code != NT_EIO)
+		tool_error(&t, NULL, &err); /* a failed write is reported by tool_finish() */
+finish:
+	rc = tool_finish(&t);
+out:
+	nt_tree_free(tree);
+	nt_profile_free(p);
+	profile_args_free(&cfg.pa);
+	return rc;
+}
