@@ -293,6 +293,14 @@ NT_API size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t 
 #define NT_PROVIDER_PRIVATE "Microsoft-Windows-DotNETRuntimePrivate"
 #define NT_PROVIDER_SAMPLER "Microsoft-DotNETCore-SampleProfiler"
 #define NT_PROVIDER_EVENTPIPE "Microsoft-DotNETCore-EventPipe"
+/* Our sampler's own provider (doc/format/sampler-events.md). */
+#define NT_PROVIDER_NTSAMPLER "libnettrace-Sampler"
+enum nt_ntsampler_event {
+	NT_NTS_MODULE_MAP = 1,
+	NT_NTS_THREAD_NAME = 2,
+	NT_NTS_SESSION_SETTINGS = 3,
+	NT_NTS_SAMPLER_STATS = 4,
+};
 
 /* SampleProfiler sample types. */
 enum nt_sample_type { NT_SAMPLE_ERROR = 0, NT_SAMPLE_EXTERNAL = 1, NT_SAMPLE_MANAGED = 2 };
