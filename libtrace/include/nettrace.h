@@ -471,7 +471,9 @@ NT_API int nt_rules_load(nt_rules **out, const char *path, nt_error *err);
 NT_API int nt_rules_default(nt_rules **out, nt_error *err);
 NT_API void nt_rules_free(nt_rules *rules);
 /* Category of a stack by its frames (leaf first): the first frame from the leaf that
- * matches a rule decides (rules are tried in file order for each frame). Returns the
+ * matches a rule decides (rules are tried in file order for each frame). If a frame
+ * matches an "outer" rule, the outer rule matched by the frame nearest the root decides
+ * instead (a lock built on a wait: Monitor.Enter -> Lock.Enter -> WaitOne is lock). Returns the
  * category, or -1 when no rule matches. Thread safety: immutable after parsing. */
 NT_API int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t depth);
 
