@@ -25,7 +25,7 @@ typedef struct qev {
 	uint64_t capture_thread_id;
 	uint64_t offset;      /* file offset of the blob */
 	uint64_t order;       /* arrival number (tie-break) */
-	size_t payload_off;   /* into r->arena (queued) */
+	size_t payload_off;   /* queued: logical offset in its thread's arena (see cthread) */
 	const uint8_t *payload_ptr; /* file-order mode: points into the block */
 	uint32_t payload_len;
 	uint32_t meta_id;
@@ -49,6 +49,12 @@ typedef struct cthread {
 	uint64_t lost;
 	qev *q;            /* queue [head, len) */
 	size_t head, len, cap;
+	/* Payload bytes of the queued events, in queue order. Offsets are logical: byte i of
+	 * arena is logical offset arena_base + i, so sliding the live bytes to the front
+	 * only changes arena_base. All reset to 0 whenever the queue empties. */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	size_t arena_base;
 } cthread;
 
 /* A stack of the current region: IPs in r->ips[off .. off+depth). */
@@ -85,6 +91,8 @@ struct nt_reader {
 	stackref *stacks;
 	size_t nstacks, stacks_cap;
 	nt_idmap stack_map;
+	int stacks_sparse;    /* 0 while the region's ids are 1..nstacks in definition order
+				 (the usual case): then stacks[id - 1] is id's stack, no hashing */
 	uint64_t *ips;
 	size_t nips, ips_cap;
 
@@ -99,9 +107,6 @@ struct nt_reader {
 	size_t *heap;
 	size_t nheap, heap_cap;
 
-	/* queued payload bytes (reset when no event is queued) */
-	uint8_t *arena;
-	size_t arena_len, arena_cap;
 	size_t queued;        /* events queued in all threads */
 	uint64_t order;       /* arrival counter */
 	uint64_t bound;       /* dispatch events with timestamp <= bound */
@@ -126,12 +131,21 @@ struct nt_reader {
 	size_t nv6threads, v6threads_cap;
 	nt_idmap v6thread_map; /* thread index -> position in v6threads */
 
+	/* per-event shortcuts (decoding costs ~10 ns per event, so these matter) */
+	const nt_metadata *meta_last; /* nt_meta_lookup(meta_last_id); NULL after any
+					 MetadataBlock, which may (re)define ids */
+	uint32_t meta_last_id;
+	uint64_t ns_freq;     /* the frequency ns_mul was computed for (0: none yet) */
+	uint64_t ns_mul;      /* 1e9 / frequency when the frequency divides 1e9, else 0 */
+	uint64_t ns_max;      /* with ns_mul: larger tick deltas saturate (INT64_MAX / ns_mul) */
+
 	/* delivered event */
 	nt_event ev;
 	int done;             /* end reached (0 returned) */
 	int failed;
 	char warning[256];
 	uint64_t warning_offset;
+	size_t trunc_need, trunc_have; /* a cut object header: bytes needed and present */
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -149,11 +163,21 @@ static int fmt_err(nt_reader *r, nt_error *err, uint64_t off, const char *fmt, .
 	return nt_fail(err, NT_EFORMAT, off, "%s", buf);
 }
 
-static cthread *get_thread(nt_reader *r, uint64_t id)
+static cthread *get_thread_slow(nt_reader *r, uint64_t id);
+
+/* The capture thread with OS id `id`, created if new; NULL when out of memory. Nearly
+ * every event has the same capture thread as the one before (the sampler's), so the
+ * cache check is inline and the table lookup is not. */
+static inline cthread *get_thread(nt_reader *r, uint64_t id)
 {
-	size_t i;
 	if (r->last_thread < r->nthreads && r->threads[r->last_thread].id == id)
 		return &r->threads[r->last_thread];
+	return get_thread_slow(r, id);
+}
+
+static cthread *get_thread_slow(nt_reader *r, uint64_t id)
+{
+	size_t i;
 	if (nt_idmap_get(&r->thread_map, id, &i)) {
 		r->last_thread = i;
 		return &r->threads[i];
@@ -179,6 +203,7 @@ static uint64_t v6_tid(nt_reader *r, uint64_t index)
 static void reset_stacks(nt_reader *r)
 {
 	r->nstacks = 0;
+	r->stacks_sparse = 0;
 	/* freed, not cleared: clearing costs the table's capacity, and a file of many small
 	 * regions after one large one would pay it at every sequence point */
 	nt_idmap_free(&r->stack_map);
@@ -233,7 +258,7 @@ static int read_stream_header(nt_reader *r, nt_error *err)
 			return nt_fail(err, NT_ETRUNC, avail, "file ends inside the magic (%zu bytes)",
 				       avail);
 		/* 8..11 bytes with the magic: cut inside the header, not "no magic" */
-		if (rc == 1 && memcmp(p, "Nettrace", 8) == 0)
+		if (rc == 1 && avail >= 8 && memcmp(p, "Nettrace", 8) == 0)
 			return nt_fail(err, NT_ETRUNC, avail,
 				       "file ends inside the stream header (%zu bytes)", avail);
 		return nt_fail(err, NT_EFORMAT, 0, "not a nettrace file (no \"Nettrace\" magic)");
@@ -315,12 +340,15 @@ static int read_object_header(nt_reader *r, char name[64], int32_t *version, nt_
 	if (memcmp(p, start_tag, ntag) != 0) {
 		char found[12] = "";
 		for (size_t i = 0; i < ntag; i++)
-			snprintf(found + 3 * i, sizeof found - 3 * i, "%s%02x", i ? " " : "", p[i]);
+			snprintf(found + strlen(found), sizeof found - strlen(found), "%s%02x",
+				 i ? " " : "", p[i]);
 		return fmt_err(r, err, off, "expected object start 05 05 01, found %s", found);
 	}
 	if (rc == 1) {
 		r->stats.truncated = 1;
 		r->stats.truncated_at = off;
+		r->trunc_need = 15; /* for the warning: what the cut header needed and had */
+		r->trunc_have = avail;
 		return 3;
 	}
 	*version = (int32_t)nt_le32(p + 3);
@@ -334,6 +362,8 @@ static int read_object_header(nt_reader *r, char name[64], int32_t *version, nt_
 	if (rc == 1) {
 		r->stats.truncated = 1;
 		r->stats.truncated_at = off;
+		r->trunc_need = 15 + (size_t)nlen + 1;
+		r->trunc_have = avail;
 		return 3;
 	}
 	memcpy(name, p + 15, nlen);
@@ -475,7 +505,11 @@ static int reader_new(nt_reader **out, const nt_reader_opts *opts, const char *d
 
 static int reader_start(nt_reader *r, nt_error *err)
 {
-	int rc = read_stream_header(r, err);
+	/* gzip / zip input is detected by content and inflated while streaming */
+	int rc = nt_in_detect(&r->in, err);
+	if (rc)
+		return rc;
+	rc = read_stream_header(r, err);
 	if (rc == 0 && !r->v6)
 		rc = read_trace_object(r, err);
 	return rc;
@@ -550,8 +584,10 @@ void nt_reader_free(nt_reader *r)
 		return;
 	nt_in_free(&r->in);
 	nt_meta_store_free(r->meta);
-	for (size_t i = 0; i < r->nthreads; i++)
+	for (size_t i = 0; i < r->nthreads; i++) {
 		free(r->threads[i].q);
+		free(r->threads[i].arena);
+	}
 	free(r->threads);
 	nt_idmap_free(&r->thread_map);
 	nt_idmap_free(&r->v6thread_map);
@@ -559,7 +595,6 @@ void nt_reader_free(nt_reader *r)
 	free(r->stacks);
 	nt_idmap_free(&r->stack_map);
 	free(r->ips);
-	free(r->arena);
 	free(r->labels);
 	free(r->v6threads);
 	free(r->name);
@@ -623,6 +658,8 @@ static int parse_stack_block(nt_reader *r, nt_cursor *c, nt_error *err)
 	if (count > 0 && (uint64_t)first + count - 1 > UINT32_MAX)
 		return fmt_err(r, err, nt_cur_offset(c) - 8,
 			       "stack ids %" PRIu32 "+%" PRIu32 " exceed 2^32-1", first, count);
+	if (count > 0 && first != r->nstacks + 1)
+		r->stacks_sparse = 1; /* a gap or a redefinition: look ids up in stack_map */
 	uint32_t ps = r->hdr.pointer_size;
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t sz;
@@ -666,6 +703,42 @@ static int parse_stack_block(nt_reader *r, nt_cursor *c, nt_error *err)
 
 /* ------------------------------------------------------------------ event headers */
 
+/* nt_cur_varu64 and nt_cur_varu32 with a fast path for the common case of at least 10
+ * bytes left in the block (no per-byte bounds check; one-byte values return at once).
+ * Same values, same failures and same cursor position after a failure (the callers
+ * name that offset in their messages), so they can replace each other anywhere. */
+static inline int rd_varu64(nt_cursor *c, uint64_t *out)
+{
+	if (c->len - c->pos < 10)
+		return nt_cur_varu64(c, out);
+	const uint8_t *p = c->p + c->pos;
+	if (p[0] < 0x80) {
+		*out = p[0];
+		c->pos++;
+		return 0;
+	}
+	uint64_t v = p[0] & 0x7f;
+	for (unsigned i = 1; i < 10; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*out = v;
+			c->pos += i + 1;
+			return 0;
+		}
+	}
+	c->pos += 10;
+	return -2;
+}
+
+static inline int rd_varu32(nt_cursor *c, uint32_t *out)
+{
+	uint64_t v;
+	int rc = rd_varu64(c, &v);
+	if (rc == 0)
+		*out = (uint32_t)v;
+	return rc;
+}
+
 /* Decodes one event header at c into e, updating the compressed-header state prev.
  * Returns 0, or < 0 with err set. */
 static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
@@ -674,71 +747,73 @@ static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, 
 	uint64_t off = nt_cur_offset(c);
 	e->offset = off;
 	if (compressed) {
+		/* Decoded in place: prev holds the previous header and becomes this one (a
+		 * header costs ~10 ns; copying the state in and out cost a fair part of it).
+		 * On failure prev is left half-updated, which is fine: errors end the read. */
 		uint8_t flags;
 		uint32_t u32;
 		uint64_t u64;
 		if (nt_cur_u8(c, &flags))
 			goto trunc;
-		*e = *prev;
-		e->offset = off;
 		if (flags & 0x01) {
-			if (nt_cur_varu32(c, &u32))
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->meta_id = u32;
+			prev->meta_id = u32;
 		}
 		if (flags & 0x02) {
-			if (nt_cur_varu32(c, &u32))
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->seq = prev->seq + u32 + 1; /* uint32 wrap-around */
-			if (nt_cur_varu64(c, &u64))
+			prev->seq = prev->seq + u32 + 1; /* uint32 wrap-around */
+			if (rd_varu64(c, &u64))
 				goto bad;
-			e->capture_thread_id = u64;
-			if (nt_cur_varu32(c, &u32))
+			prev->capture_thread_id = u64;
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->processor = u32;
-		} else if (e->meta_id != 0) {
-			e->seq = prev->seq + 1;
+			prev->processor = u32;
+		} else if (prev->meta_id != 0) {
+			prev->seq = prev->seq + 1;
 		}
 		if (flags & 0x04) {
-			if (nt_cur_varu64(c, &u64))
+			if (rd_varu64(c, &u64))
 				goto bad;
-			e->thread_id = u64;
+			prev->thread_id = u64;
 		}
 		if (flags & 0x08) {
-			if (nt_cur_varu32(c, &u32))
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->stack_id = u32;
+			prev->stack_id = u32;
 		}
-		if (nt_cur_varu64(c, &u64))
+		if (rd_varu64(c, &u64))
 			goto bad;
 		if (u64 >= 0x8000000000000000ull)
 			r->stats.negative_ts_deltas++;
-		e->timestamp = prev->timestamp + u64; /* modulo 2^64 */
+		prev->timestamp += u64; /* modulo 2^64 */
 		if (!r->v6) {
 			const uint8_t *g;
 			if (flags & 0x10) {
 				if (nt_cur_bytes(c, 16, &g))
 					goto trunc;
-				memcpy(e->activity_id, g, 16);
+				memcpy(prev->activity_id, g, 16);
 			}
 			if (flags & 0x20) {
 				if (nt_cur_bytes(c, 16, &g))
 					goto trunc;
-				memcpy(e->related_activity_id, g, 16);
+				memcpy(prev->related_activity_id, g, 16);
 			}
 		} else if (flags & 0x10) {
-			if (nt_cur_varu32(c, &u32))
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->label_id = u32;
+			prev->label_id = u32;
 		}
-		e->sorted = (flags & 0x40) ? 1 : 0;
 		if (flags & 0x80) {
-			if (nt_cur_varu32(c, &u32))
+			if (rd_varu32(c, &u32))
 				goto bad;
-			e->payload_len = u32;
+			prev->payload_len = u32;
 		}
-		*prev = *e;
+		prev->offset = off;
 		prev->sorted = 0;
+		*e = *prev;
+		e->sorted = (flags & 0x40) ? 1 : 0;
 		return 0;
 	}
 	/* Uncompressed (spec §3.3 / §7.3). */
@@ -867,7 +942,7 @@ static int parse_metadata_block_v6(nt_reader *r, nt_cursor *c, nt_error *err)
 }
 
 /* Heap order of two threads with queued events: oldest head first, ties by arrival. */
-static int heap_less(const nt_reader *r, size_t a, size_t b)
+static inline int heap_less(const nt_reader *r, size_t a, size_t b)
 {
 	const qev *x = &r->threads[a].q[r->threads[a].head];
 	const qev *y = &r->threads[b].q[r->threads[b].head];
@@ -913,7 +988,7 @@ static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 	size_t ti = (size_t)(t - r->threads);
 	int was_empty = t->head == t->len;
 	if (was_empty)
-		t->head = t->len = 0;
+		t->head = t->len = t->arena_len = t->arena_base = 0;
 	/* A file can name a new capture thread in every event; nt_grow's first step of 8
 	 * entries would then cost ~1 KB per 7-byte event. Start queues at one entry. */
 	if (t->cap == 0) {
@@ -922,15 +997,43 @@ static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 			return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
 		t->cap = 1;
 	}
-	if (nt_grow((void **)&t->q, &t->cap, t->len + 1, sizeof(qev)) ||
+	/* The queue is a FIFO that keeps being appended to while its head is dispatched: a
+	 * capture thread whose newest events always lie past the dispatch bound never
+	 * drains before the sequence point. When the queue (or its arena) is full and at
+	 * least half of it was dispatched, slide the live part to the front instead of
+	 * growing, so memory follows the queued events, not the region (growing alone kept
+	 * every event of a 10 MiB region: ~140 MB). Each slide moves at most as many bytes
+	 * as were dispatched since the last one: O(1) amortised per event. */
+	if (t->len == t->cap && t->head > 0 && t->head >= t->cap / 2) {
+		memmove(t->q, t->q + t->head, (t->len - t->head) * sizeof(qev));
+		t->len -= t->head;
+		t->head = 0;
+	}
+	if (e->payload_len > t->arena_cap - t->arena_len) {
+		size_t dead = t->head < t->len ? t->q[t->head].payload_off - t->arena_base
+					       : t->arena_len;
+		if (dead >= t->arena_cap / 2 && dead > 0) {
+			memmove(t->arena, t->arena + dead, t->arena_len - dead);
+			t->arena_len -= dead;
+			t->arena_base += dead;
+		}
+	}
+	/* (capacities checked inline first: this runs once per event) */
+	if ((t->len == t->cap && nt_grow((void **)&t->q, &t->cap, t->len + 1, sizeof(qev))) ||
 	    (was_empty && nt_grow((void **)&r->heap, &r->heap_cap, r->nheap + 1, sizeof(size_t))) ||
-	    (e->payload_len > SIZE_MAX - r->arena_len) ||
-	    nt_grow((void **)&r->arena, &r->arena_cap, r->arena_len + e->payload_len, 1))
+	    (e->payload_len > t->arena_cap - t->arena_len &&
+	     ((e->payload_len > SIZE_MAX - t->arena_len) ||
+	      nt_grow((void **)&t->arena, &t->arena_cap, t->arena_len + e->payload_len, 1))))
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
-	e->payload_off = r->arena_len;
-	if (e->payload_len)
-		memcpy(r->arena + r->arena_len, p, e->payload_len);
-	r->arena_len += e->payload_len;
+	e->payload_off = t->arena_base + t->arena_len;
+	if (e->payload_len <= 8) {
+		/* most payloads are a few bytes (a ThreadSample's is 4): no memcpy call */
+		for (uint32_t i = 0; i < e->payload_len; i++)
+			t->arena[t->arena_len + i] = p[i];
+	} else {
+		memcpy(t->arena + t->arena_len, p, e->payload_len);
+	}
+	t->arena_len += e->payload_len;
 	e->order = r->order++;
 	t->q[t->len++] = *e;
 	r->queued++;
@@ -969,18 +1072,30 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	}
 	if (e->meta_id == 0 && !r->v6)
 		return fmt_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
-	e->meta = nt_meta_lookup(r->meta, e->meta_id);
+	if (!r->meta_last || e->meta_id != r->meta_last_id) {
+		r->meta_last = nt_meta_lookup(r->meta, e->meta_id);
+		r->meta_last_id = e->meta_id;
+	}
+	e->meta = r->meta_last;
 	if (!e->meta)
 		return fmt_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
 			       e->meta_id);
 	/* Resolve the stack now, as file order does: in timestamp order the event may be
 	 * dispatched after a later StackBlock of the same region redefined its id. The
 	 * offsets stay valid until the region's stacks are reset, after its last dispatch. */
-	size_t si;
+	size_t si = 0;
+	int found = 0;
 	e->stack_ok = 0;
 	e->stack_off = 0;
 	e->stack_depth = 0;
-	if (e->stack_id && nt_idmap_get(&r->stack_map, e->stack_id, &si)) {
+	if (e->stack_id && !r->stacks_sparse) {
+		/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
+		found = e->stack_id <= r->nstacks;
+		si = (size_t)e->stack_id - 1;
+	} else if (e->stack_id) {
+		found = nt_idmap_get(&r->stack_map, e->stack_id, &si);
+	}
+	if (found) {
 		e->stack_ok = 1;
 		e->stack_off = r->stacks[si].off;
 		e->stack_depth = r->stacks[si].depth;
@@ -1179,25 +1294,26 @@ static int parse_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err)
 
 /* ------------------------------------------------------------------ dispatch */
 
-/* Pops the oldest queued event with timestamp <= bound (or any when flush_all) into
- * r->cur. Returns 1 if one was popped. */
-static int pop_ready(nt_reader *r)
+/* Pops the oldest queued event with timestamp <= bound (or any when flush_all). Returns
+ * it, with payload_ptr set, or NULL. The entry and its payload stay in place (behind the
+ * queue head) until the next enqueue, so the caller uses it at once: no copy. */
+static qev *pop_ready(nt_reader *r)
 {
 	if (r->nheap == 0)
-		return 0;
+		return NULL;
 	/* The heap top is the oldest head of all queues: if it is not ready, none is. */
 	cthread *best = &r->threads[r->heap[0]];
-	const qev *h = &best->q[best->head];
+	qev *h = &best->q[best->head];
 	if (!r->flush_all && (!r->have_bound || h->timestamp > r->bound))
-		return 0;
-	r->cur = best->q[best->head++];
-	r->cur.payload_ptr = NULL;
+		return NULL;
+	best->head++;
+	h->payload_ptr = h->payload_len ? best->arena + (h->payload_off - best->arena_base) : NULL;
 	r->queued--;
 	if (best->head == best->len)
 		r->heap[0] = r->heap[--r->nheap];
 	if (r->nheap)
 		heap_sift_down(r, 0);
-	return 1;
+	return h;
 }
 
 static void fill_event(nt_reader *r, const qev *q)
@@ -1218,16 +1334,29 @@ static void fill_event(nt_reader *r, const qev *q)
 	int neg = dd >> 63;
 	uint64_t ad = neg ? (uint64_t)0 - dd : dd;
 	uint64_t f = r->hdr.qpc_frequency;
-	uint64_t whole = ad / f, rem = ad % f, ns;
-	if (whole > (uint64_t)INT64_MAX / 1000000000ull) {
-		ns = (uint64_t)INT64_MAX;
+	if (r->ns_freq != f) {
+		r->ns_freq = f;
+		r->ns_mul = 1000000000ull % f == 0 ? 1000000000ull / f : 0;
+		r->ns_max = r->ns_mul ? (uint64_t)INT64_MAX / r->ns_mul : 0;
+	}
+	uint64_t ns;
+	if (r->ns_mul) {
+		/* The usual clocks (1 GHz on Linux, 10 MHz on Windows) divide 1e9: then the
+		 * split below is exactly ad * ns_mul, saturating at the same point, without
+		 * two 64-bit divisions per event. */
+		ns = ad > r->ns_max ? (uint64_t)INT64_MAX : ad * r->ns_mul;
 	} else {
-		uint64_t frac = rem <= UINT64_MAX / 1000000000ull
-					? rem * 1000000000ull / f
-					: (uint64_t)((double)rem / (double)f * 1e9);
-		ns = whole * 1000000000ull + (frac < 1000000000ull ? frac : 999999999ull);
-		if (ns > (uint64_t)INT64_MAX)
+		uint64_t whole = ad / f, rem = ad % f;
+		if (whole > (uint64_t)INT64_MAX / 1000000000ull) {
 			ns = (uint64_t)INT64_MAX;
+		} else {
+			uint64_t frac = rem <= UINT64_MAX / 1000000000ull
+						? rem * 1000000000ull / f
+						: (uint64_t)((double)rem / (double)f * 1e9);
+			ns = whole * 1000000000ull + (frac < 1000000000ull ? frac : 999999999ull);
+			if (ns > (uint64_t)INT64_MAX)
+				ns = (uint64_t)INT64_MAX;
+		}
 	}
 	ev->time_ns = neg ? -(int64_t)ns : (int64_t)ns;
 	memcpy(ev->activity_id, q->activity_id, 16);
@@ -1239,13 +1368,9 @@ static void fill_event(nt_reader *r, const qev *q)
 		ev->stack = r->ips + q->stack_off;
 		ev->stack_depth = q->stack_depth;
 	}
-	/* No payload byte was ever queued: r->arena is NULL and NULL + 0 is undefined. */
-	if (q->payload_ptr)
-		ev->payload = q->payload_ptr;
-	else if (q->payload_len)
-		ev->payload = r->arena + q->payload_off;
-	else
-		ev->payload = (const uint8_t *)"";
+	/* payload_ptr is NULL only for an empty queued payload (its thread's arena may be
+	 * NULL, and NULL + 0 is undefined) */
+	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
 	ev->payload_len = q->payload_len;
 	ev->sorted = q->sorted;
 }
@@ -1365,7 +1490,7 @@ static int next_block(nt_reader *r, int *kind, nt_error *err)
 		return 0;
 	}
 	if (rc == 3) {
-		set_truncated(r, start, "an object header", 16, 0);
+		set_truncated(r, start, "an object header", r->trunc_need, r->trunc_have);
 		return 0;
 	}
 	*kind = kind_from_name(name);
@@ -1432,6 +1557,7 @@ static int process_block(nt_reader *r, int kind, nt_error *err)
 	nt_cursor *c = &r->blk;
 	switch (kind) {
 	case BLK_METADATA:
+		r->meta_last = NULL;
 		rc = r->v6 ? parse_metadata_block_v6(r, c, err) : parse_metadata_block_v5(r, c, err);
 		break;
 	case BLK_STACK:
@@ -1505,13 +1631,12 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 		}
 	}
 	for (;;) {
-		if (pop_ready(r)) {
-			fill_event(r, &r->cur);
+		const qev *q = pop_ready(r);
+		if (q) {
+			fill_event(r, q);
 			*out = &r->ev;
 			return 1;
 		}
-		if (r->queued == 0)
-			r->arena_len = 0;
 		if (r->flush_all) {
 			/* everything of the region was dispatched: stacks can go */
 			r->flush_all = 0;
