@@ -1,0 +1,144 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run.sh - set up a Debian 12 machine for libnettrace, build it, and run the demo or the tests.
+#
+#   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces
+#   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
+#                       make check, fuzz smoke (60 s, needs clang), then print
+#                       "N passed, N failed" and exit non-zero if anything failed
+#   ./run.sh distcheck  make distcheck: the release tarball must build, test and install
+#   ./run.sh deps       only install the missing Debian packages
+#
+# Idempotent: apt-get runs only for packages that dpkg does not list as installed (with sudo
+# when not root); autoreconf runs only when ./configure is missing; configure runs again only
+# when its options change (then the old objects are cleaned). The build is in the source tree.
+# Environment: FUZZ_SECONDS (default 60; 0 skips the fuzz smoke), JOBS (default: nproc).
+set -u
+
+cd "$(dirname "$0")" || exit 1
+mode=${1:-}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
+
+# Debian packages: the build (compiler, autotools, the libraries configure checks for) and,
+# for the tests, clang for the libFuzzer target and groff to lint the man pages. binutils
+# gives objdump/nm to the build tests.
+PKGS_BUILD="gcc make binutils autoconf automake libtool pkg-config
+	libdwarf-dev libelf-dev zlib1g-dev libsqlite3-dev"
+PKGS_TEST="clang groff-base"
+
+install_deps() {
+	missing=""
+	for p in "$@"; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	command -v apt-get >/dev/null 2>&1 || die "missing packages:$missing (and no apt-get)"
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || die "missing packages:$missing; run as root or install sudo"
+		sudo=sudo
+	fi
+	say "installing:$missing"
+	$sudo apt-get update -q || die "apt-get update failed"
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing ||
+		die "apt-get install failed"
+}
+
+# configure_build OPTION...: (re)configure in the source tree when the options differ from
+# those config.status was made with, then build. Returns make's status.
+configure_build() {
+	if [ ! -x configure ] || [ ! -f build-aux/tap-driver.sh ]; then
+		say "autoreconf -fi"
+		mkdir -p m4
+		autoreconf -fi || die "autoreconf failed"
+	fi
+	want="$*"
+	have=""
+	if [ -x config.status ] && [ -f Makefile ]; then
+		have=$(eval "set -- $(./config.status --config)"; echo "$*")
+	fi
+	if [ ! -f Makefile ] || [ "$have" != "$want" ]; then
+		[ -f Makefile ] && make -s clean >/dev/null 2>&1
+		say "./configure $want"
+		./configure -q "$@" || die "configure failed (see config.log)"
+	fi
+	say "make -j$JOBS"
+	make -s -j"$JOBS"
+}
+
+demo() {
+	install_deps $PKGS_BUILD
+	configure_build || die "build failed"
+	info=tools/nettrace-info
+	big=data/traces/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace
+	small=data/traces/perfview/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace
+	say "$info $big"
+	$info "$big" || die "nettrace-info failed"
+	say "$info --events $small"
+	$info --events "$small" || die "nettrace-info --events failed"
+}
+
+# Counts from automake's test-suite.log header ("# PASS:  12" ...), one per TAP test point.
+count() { awk -v k="$1" '$1 == "#" && $2 == k":" { n = $3; exit } END { print n + 0 }' test-suite.log; }
+
+run_tests() {
+	install_deps $PKGS_BUILD $PKGS_TEST
+	pass=0 fail=0 skip=0
+	if configure_build --enable-werror --enable-sanitizers; then
+		rm -f test-suite.log
+		say "make -j$JOBS check"
+		make -s -j"$JOBS" check
+		if [ -f test-suite.log ]; then
+			pass=$(( $(count PASS) + $(count XFAIL) ))
+			fail=$(( $(count FAIL) + $(count XPASS) + $(count ERROR) ))
+			skip=$(count SKIP)
+			# make check shows only the summary: print the logs of what failed.
+			[ "$fail" -gt 0 ] && sed -n '/^\.\. contents:: :depth: 2/,$p' test-suite.log
+		else
+			say "make check did not run the tests (build of the tests failed)"
+			fail=1
+		fi
+	else
+		say "build failed"
+		fail=1
+	fi
+
+	# Fuzz smoke: the libFuzzer target for FUZZ_SECONDS ("make fuzz"), when clang is there.
+	if [ "$FUZZ_SECONDS" -gt 0 ] && [ -f Makefile ] && grep -q '^fuzz:' Makefile &&
+		command -v clang >/dev/null 2>&1; then
+		say "make fuzz FUZZ_SECONDS=$FUZZ_SECONDS"
+		if make -s fuzz FUZZ_SECONDS="$FUZZ_SECONDS"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+		fi
+	else
+		say "fuzz smoke skipped"
+	fi
+
+	if [ "${skip:-0}" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" -eq 0 ]
+}
+
+distcheck() {
+	install_deps $PKGS_BUILD
+	configure_build || die "build failed"
+	make -j"$JOBS" distcheck
+}
+
+case $mode in
+demo) demo ;;
+test) run_tests ;;
+distcheck) distcheck ;;
+deps) install_deps $PKGS_BUILD $PKGS_TEST ;;
+*) echo "usage: ./run.sh demo|test|distcheck|deps" >&2; exit 1 ;;
+esac
