@@ -2,7 +2,7 @@
 /* nettrace.h - public API of libnettrace: read, write and analyse .NET EventPipe
  * "nettrace" traces (V4/V5 FastSerialization container, V5 metadata tags, V6 blocks).
  *
- * Conventions (see doc/libnettrace.3):
+ * Conventions (see doc/man/libnettrace.3):
  *  - functions that can fail return int: 0 on success, a negative NT_E* code on failure,
  *    and fill the caller's nt_error (which may be NULL);
  *  - iterators return 1 when they produce an item, 0 at a clean end, < 0 on error;
@@ -518,6 +518,28 @@ enum nt_compat {
 				  with CPU_TIME / UNMANAGED_CODE_TIME leaf pseudo-frames */
 };
 
+/* One sample as the profile counts it, for nt_profile_opts.sample_fn. In the compat modes
+ * a "sample" is one charged interval: pyroscope charges it at the sample that ends it,
+ * TraceEvent when the thread's next sample (or allocation/TPL event) arrives, so the
+ * callback for a sample may come later than the sample itself. */
+typedef struct nt_profile_sample {
+	uint32_t session;    /* session index (nt_profile_session()) */
+	uint32_t group;      /* its group: nt_sample_group.group once the profile is finished */
+	uint64_t thread_id;
+	uint64_t timestamp;  /* raw ticks of the sample */
+	int64_t time_ns;     /* ns since the session start */
+	double weight_ns;    /* compat modes: the weight charged; NT_COMPAT_NONE: 0 (every
+				sample weighs its session's interval, known after finishing) */
+} nt_profile_sample;
+
+/* Hooks (nt_profile_opts): called while nt_profile_add_trace() reads. A non-zero return
+ * (a negative NT_E* code, with err filled) stops the read and is returned by it. */
+typedef int (*nt_profile_sample_fn)(void *ctx, const nt_profile_sample *s, nt_error *err);
+/* Called for every event that is not a SampleProfiler ThreadSample, in reading order;
+ * h is the session's header. ev is borrowed for the call. */
+typedef int (*nt_profile_event_fn)(void *ctx, uint32_t session, const nt_trace_header *h,
+				   const nt_event *ev, nt_error *err);
+
 typedef struct nt_profile_opts {
 	size_t sz;                /* sizeof(nt_profile_opts) */
 	int compat;               /* enum nt_compat */
@@ -529,6 +551,10 @@ typedef struct nt_profile_opts {
 	size_t nthreads;
 	const nt_rules *rules;    /* category rules; NULL = built-in defaults */
 	unsigned category_mask;   /* 1u << category to keep; 0 = all */
+	nt_profile_sample_fn sample_fn; /* optional: each selected sample (before the category
+					   filter, which applies per group when finishing) */
+	nt_profile_event_fn event_fn;   /* optional: each non-sample event */
+	void *hook_ctx;                 /* ctx of both hooks */
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -567,6 +593,12 @@ typedef struct nt_sample_group {
 	uint32_t depth;
 	uint64_t samples;
 	double weight_ns;
+	uint32_t group;             /* index of the group in the profile (stable, < 2^32-1) */
+	uint32_t stack;             /* index of its stack: groups with equal stack have equal
+				       session, frames and ips */
+	const uint64_t *ips;        /* the stack's addresses, leaf first; frames[] has one more
+				       entry (the pseudo-frame, first) when depth == nips + 1 */
+	uint32_t nips;
 } nt_sample_group;
 
 typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
@@ -703,6 +735,184 @@ typedef struct nt_tree_print_opts {
  * Control characters in names print as '?'. Fails with NT_ENOMEM or the sink's error. */
 NT_API int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts,
 			      const nt_sink *sink, nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Exports (export-svg.c, export-speedscope.c, export-pprof.c): interactive flame graph SVG
+ * (plain or differential), speedscope JSON and pprof profile.proto, all written through an
+ * nt_sink from one kind of input, a stack source: the stacks of a profile (the lines
+ * nt_fold_write() prints, with each stack's thread and category) or folded-stacks text.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_stacks nt_stacks;
+
+/* A stack source over a profile (finished here if needed): the stacks nt_fold_write()
+ * would print with fo (per_thread, category_frame and no_module shape the frames; fo->unit
+ * selects the value: samples, or the weight in ns/us/ms), each with its session, thread
+ * and category. p must outlive the source. Fails with NT_ENOMEM or the profile's error.
+ * Thread safety: none; use a source from one thread at a time. */
+NT_API int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *fo,
+				  nt_error *err);
+/* A stack source over folded text: "root;...;leaf COUNT" lines (nettrace-fold,
+ * flamegraph.pl's stackcollapse-*, inferno), COUNT a decimal number ("12", "0.5"); blank
+ * lines are skipped and CRLF is accepted. unit (enum nt_unit) says what COUNT is. The text
+ * is borrowed (it must outlive the source) and parsed by each export: a malformed line
+ * fails the export with NT_EFORMAT, "NAME: line N: ..." and the line's byte offset.
+ * name names the input in messages and outputs. */
+NT_API int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int unit,
+				 const char *name, nt_error *err);
+NT_API void nt_stacks_free(nt_stacks *s);
+
+typedef struct nt_flame_opts {
+	size_t sz;             /* sizeof(nt_flame_opts) */
+	const char *title;     /* NULL: "Flame Graph", "Icicle Graph" or "Differential Flame
+				  Graph" */
+	const char *subtitle;  /* NULL: the total and the unit */
+	uint32_t width;        /* image width in px; 0 = 1200 */
+	uint32_t frame_height; /* px per frame; 0 = 16 */
+	double min_width;      /* frames narrower than this (px) are left out with their
+				  callees, as flamegraph.pl's --minwidth; < 0 = 0.1 px */
+	int min_width_percent; /* min_width is a percentage of the total instead of px */
+	int icicle;            /* root at the top, callees below */
+} nt_flame_opts;
+
+/* Writes a self-contained SVG flame graph of s: frames merged by call path, children in
+ * name order, width proportional to weight, coloured by category (by name when the input
+ * has no categories). Its script shows total/self/% on hover, zooms on click, searches
+ * (regex, highlights matches and shows the matched %) and resets. Frame names are
+ * escaped: a name is only ever text. With base != NULL the graph is differential: widths
+ * follow s, colours show each frame's share of the total in s minus its share in base
+ * (red: grew, blue: shrank). Fails with NT_ENOMEM, NT_EINVAL (bad opts), the sources'
+ * errors or the sink's. */
+NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
+			      const nt_sink *sink, nt_error *err);
+
+/* Writes a speedscope file (https://www.speedscope.app/file-format-schema.json) of
+ * "sampled" profiles with explicit weights in the source's unit: one per (session,
+ * thread), preceded by an "All threads" profile when there are several; folded input
+ * gives one profile. Frames are shared; samples list frame indexes root first. */
+NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
+
+typedef struct nt_pprof_opts {
+	size_t sz;    /* sizeof(nt_pprof_opts) */
+	int level;    /* gzip level 1..9; 0 = the default (6); -1 = no compression */
+} nt_pprof_opts;
+
+/* Writes a gzip'd pprof profile.proto: one Sample per stack (locations leaf first) with
+ * values [samples/count, time/nanoseconds] for profile input ([samples/count] or
+ * [time/nanoseconds] for folded input, by unit), labels "thread" (num) and "category"
+ * (str), one Function per frame name (filename: the "Module" of "Module!name") with one
+ * Location each, time_nanos/duration_nanos/period of the sessions. */
+NT_API int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
+			  nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * SQLite store (store-sqlite.c): profiles as a database anyone can query with SQL.
+ * One database holds one or more sessions: their threads, one row per sample (time,
+ * thread, category, weight), the stacks as a prefix tree of callsites over frames,
+ * functions and modules, and the non-sample events with their payloads as JSON, plus views
+ * for the common questions. The schema (version NT_STORE_SCHEMA_VERSION) is documented in
+ * doc/sqlite-schema.md. This is the only module that includes sqlite3.h.
+ * ------------------------------------------------------------------------------------- */
+
+#define NT_STORE_SCHEMA_VERSION 1
+
+typedef struct nt_store nt_store;
+
+enum nt_store_flags {
+	NT_STORE_READONLY = 1u << 0,  /* open an existing database for nt_store_query() only */
+	NT_STORE_NO_EVENTS = 1u << 1, /* import no rows into the events table */
+};
+
+typedef struct nt_store_opts {
+	size_t sz;          /* sizeof(nt_store_opts) */
+	unsigned flags;     /* enum nt_store_flags */
+	/* Called about every 65536 rows (samples and events) while a hooked profile reads:
+	 * rows imported so far. It may print; it must not call the store. */
+	void (*progress_fn)(void *ctx, uint64_t samples, uint64_t events);
+	void *progress_ctx;
+} nt_store_opts;
+
+/* 1 when buf starts with the 16-byte SQLite database header "SQLite format 3\0", else 0. */
+NT_API int nt_store_probe(const void *buf, size_t len);
+
+/* Opens the database at path.
+ * Import (the default): ":memory:" is a private in-memory database. Any other path is
+ * written atomically: the import goes into a temporary file next to it (".NAME.PID.N.tmp";
+ * a copy of path when path already is a database, which is then appended to), in one
+ * transaction, and nt_store_commit() renames that file onto path. Until then path is
+ * untouched; nt_store_free() without a commit removes the temporary file. An existing path
+ * must be an empty SQLite database or one of this schema: another schema_version fails
+ * with NT_EUNSUPPORTED, anything else with NT_EFORMAT.
+ * NT_STORE_READONLY: opens path (any SQLite database) read-only for nt_store_query().
+ * SQLite failures are NT_ESQL with SQLite's message; file failures NT_EIO.
+ * Thread safety: none; use one nt_store per thread. */
+NT_API int nt_store_open(nt_store **out, const char *path, const nt_store_opts *opts,
+			 nt_error *err);
+/* Closes the database; an import that was not committed is discarded with its temporary
+ * file. Accepts NULL. */
+NT_API void nt_store_free(nt_store *st);
+
+/* Path of the temporary file of an import in progress, NULL when there is none (memory,
+ * read-only, committed). Borrowed: valid until nt_store_commit() or nt_store_free(). Lets
+ * a program remove it from a signal handler. */
+NT_API const char *nt_store_temp_path(const nt_store *st);
+
+/* Installs the store's hooks in popts (sample_fn, event_fn, hook_ctx; popts->compat says
+ * whether samples carry their own weight): a profile created with these options streams
+ * its samples and events into the store while nt_profile_add_trace() reads. Then call
+ * nt_store_add_profile(). One hooked profile at a time per store. */
+NT_API void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts);
+
+/* Finishes p if needed and writes the rest of what the hooked profile read: sessions,
+ * threads, modules, functions, frames, callsites and sample groups. Samples of groups that
+ * the profile's category filter leaves out are removed. Fails with NT_ESQL, NT_ENOMEM,
+ * NT_EINVAL (p was not hooked to this store) or the profile's error. */
+NT_API int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err);
+
+/* Commits the import and, for a file, renames the temporary file onto the path given to
+ * nt_store_open() and reopens it read-only: the store then serves nt_store_query(). */
+NT_API int nt_store_commit(nt_store *st, nt_error *err);
+
+/* What the store imported so far. */
+typedef struct nt_store_stats {
+	uint64_t sessions;  /* sessions added by nt_store_add_profile() */
+	uint64_t samples;   /* rows added to samples */
+	uint64_t events;    /* rows added to events */
+	uint64_t groups;    /* rows added to sample_groups */
+	uint64_t callsites; /* new callsites (stack prefixes), frames and functions */
+	uint64_t frames;
+	uint64_t functions;
+} nt_store_stats;
+NT_API void nt_store_stats_get(const nt_store *st, nt_store_stats *out);
+
+/* Query results. */
+enum nt_sql_type { NT_SQL_NULL = 0, NT_SQL_INTEGER, NT_SQL_REAL, NT_SQL_TEXT, NT_SQL_BLOB };
+
+typedef struct nt_sql_value {
+	int type;          /* enum nt_sql_type */
+	int64_t i;         /* NT_SQL_INTEGER */
+	double d;          /* NT_SQL_REAL */
+	const char *text;  /* NT_SQL_TEXT: UTF-8, NUL-terminated; NT_SQL_BLOB: the bytes */
+	size_t len;        /* bytes of text or blob */
+} nt_sql_value;
+
+typedef struct nt_sql_row {
+	size_t statement;           /* 0-based index of the statement in the SQL text */
+	size_t ncols;
+	const char *const *names;   /* column names */
+	const nt_sql_value *values; /* NULL for the call that announces a statement's columns */
+} nt_sql_row;
+
+/* Row callback: everything it gets is borrowed for the call. Non-zero stops the query. */
+typedef int (*nt_sql_row_fn)(void *ctx, const nt_sql_row *row);
+
+/* Runs each statement of sql in turn. For a statement that returns columns, fn is called
+ * once with values == NULL (its column names, even when no row follows) and then once per
+ * row. Returns 0, fn's non-zero value, or NT_ESQL with "SQL error: <SQLite's message>"
+ * (and where in sql it happened, when SQLite says) for a statement that fails; statements
+ * before it have run. */
+NT_API int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx,
+			  nt_error *err);
 
 #ifdef __cplusplus
 }
