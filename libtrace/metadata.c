@@ -181,7 +181,10 @@ static int mp_fields_v1(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 		return mp_fail(mp, "field list ends inside the field count");
 	/* each field takes at least 6 bytes (type + empty name) */
 	if (n > nt_cur_left(&mp->c) / 6 || mp->total_fields + n > MAX_FIELDS)
-		return mp_fail(mp, "field count exceeds the metadata payload");
+		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 4,
+			       "bad metadata: field count %" PRIu32 " exceeds the metadata payload "
+			       "(%zu bytes left)",
+			       n, nt_cur_left(&mp->c));
 	mp->total_fields += n;
 	if (n == 0)
 		return 0;
@@ -212,7 +215,10 @@ static int mp_fields_v2(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 	if (nt_cur_u32(&mp->c, &n))
 		return mp_fail(mp, "V2Params ends inside the field count");
 	if (n > nt_cur_left(&mp->c) / 10 || mp->total_fields + n > MAX_FIELDS)
-		return mp_fail(mp, "V2 field count exceeds the metadata payload");
+		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 4,
+			       "bad metadata: V2 field count %" PRIu32 " exceeds the metadata payload "
+			       "(%zu bytes left)",
+			       n, nt_cur_left(&mp->c));
 	mp->total_fields += n;
 	if (n == 0)
 		return 0;
@@ -419,7 +425,9 @@ static int v6_fields(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 	if (nt_cur_u16(&mp->c, &n))
 		return mp_fail(mp, "row ends inside the field count");
 	if (n > nt_cur_left(&mp->c) / 4 || mp->total_fields + n > MAX_FIELDS)
-		return mp_fail(mp, "field count exceeds the metadata row");
+		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 2,
+			       "bad metadata: field count %u exceeds the metadata row (%zu bytes left)",
+			       (unsigned)n, nt_cur_left(&mp->c));
 	mp->total_fields += n;
 	if (!n)
 		return 0;

@@ -312,7 +312,11 @@ static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t
 		for (uint32_t i = 0; i < n; i++) {
 			if (j && i)
 				jputs(j, ",");
+			size_t before = j ? j->total : 0;
 			if (decode_value(c, j, elem, 0, 0, sub, nsub, depth + 1)) {
+				/* as in decode_fields: keep the JSON valid after a "," */
+				if (j && j->total == before && i)
+					jputs(j, "null");
 				if (j)
 					jputs(j, "]");
 				return -1;

@@ -108,6 +108,7 @@ struct nt_reader {
 	size_t nheap, heap_cap;
 
 	size_t queued;        /* events queued in all threads */
+	uint64_t queued_bytes; /* their size: sizeof(qev) + payload each (MAX_QUEUED_BYTES) */
 	uint64_t order;       /* arrival counter */
 	uint64_t bound;       /* dispatch events with timestamp <= bound */
 	int have_bound;
@@ -1037,6 +1038,7 @@ static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 	e->order = r->order++;
 	t->q[t->len++] = *e;
 	r->queued++;
+	r->queued_bytes += sizeof(qev) + e->payload_len;
 	if (was_empty) {
 		/* the thread joins the merge; later events of a non-empty queue are behind its
 		 * head and do not change its key */
@@ -1116,7 +1118,16 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	return 1;
 }
 
-/* Decodes a whole event block into the queues (timestamp-order mode). */
+/* Timestamp order holds events until a sorted event or a sequence point allows them out.
+ * The runtime sets the sorted flag at every capture-thread switch and writes a sequence
+ * point every ~10 MB, so little is ever queued; a file without either (or a gzip input
+ * that inflates to millions of 2-byte events, ~160 bytes each once queued) would queue
+ * without bound. Past this limit, timestamp order fails; file order needs no queue. */
+#define MAX_QUEUED_BYTES ((uint64_t)512 << 20)
+
+/* Decodes a whole event block into the queues (timestamp-order mode). Fails with
+ * NT_ELIMIT when the queues exceed MAX_QUEUED_BYTES. */
+
 static int queue_event_block(nt_reader *r, nt_error *err)
 {
 	qev e;
@@ -1130,6 +1141,14 @@ static int queue_event_block(nt_reader *r, nt_error *err)
 		rc = enqueue(r, &e, p, err);
 		if (rc)
 			return rc;
+		if (r->queued_bytes > MAX_QUEUED_BYTES) {
+			r->failed = 1;
+			return nt_fail(err, NT_ELIMIT, e.offset,
+				       "%zu events (%" PRIu64 " MiB) wait for a sorted event or sequence "
+				       "point, over the %" PRIu64 " MiB limit of timestamp order; read in "
+				       "file order",
+				       r->queued, r->queued_bytes >> 20, MAX_QUEUED_BYTES >> 20);
+		}
 	}
 	return rc;
 }
@@ -1309,6 +1328,7 @@ static qev *pop_ready(nt_reader *r)
 	best->head++;
 	h->payload_ptr = h->payload_len ? best->arena + (h->payload_off - best->arena_base) : NULL;
 	r->queued--;
+	r->queued_bytes -= sizeof(qev) + h->payload_len;
 	if (best->head == best->len)
 		r->heap[0] = r->heap[--r->nheap];
 	if (r->nheap)

@@ -11,18 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct nb {
+typedef struct nbuf {
 	uint8_t *p;
 	size_t len, cap;
-} nb;
+} nbuf;
 
-static inline void nb_free(nb *b)
+static inline void nb_free(nbuf *b)
 {
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
 }
-static inline void nb_bytes(nb *b, const void *d, size_t n)
+static inline void nb_bytes(nbuf *b, const void *d, size_t n)
 {
 	if (b->len + n > b->cap) {
 		size_t nc = b->cap ? b->cap : 256;
@@ -38,26 +38,26 @@ static inline void nb_bytes(nb *b, const void *d, size_t n)
 		memcpy(b->p + b->len, d, n);
 	b->len += n;
 }
-static inline void nb_u8(nb *b, uint8_t v)
+static inline void nb_u8(nbuf *b, uint8_t v)
 {
 	nb_bytes(b, &v, 1);
 }
-static inline void nb_u16(nb *b, uint16_t v)
+static inline void nb_u16(nbuf *b, uint16_t v)
 {
 	uint8_t t[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
 	nb_bytes(b, t, 2);
 }
-static inline void nb_u32(nb *b, uint32_t v)
+static inline void nb_u32(nbuf *b, uint32_t v)
 {
 	uint8_t t[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
 	nb_bytes(b, t, 4);
 }
-static inline void nb_u64(nb *b, uint64_t v)
+static inline void nb_u64(nbuf *b, uint64_t v)
 {
 	nb_u32(b, (uint32_t)v);
 	nb_u32(b, (uint32_t)(v >> 32));
 }
-static inline void nb_set32(nb *b, size_t at, uint32_t v)
+static inline void nb_set32(nbuf *b, size_t at, uint32_t v)
 {
 	b->p[at] = (uint8_t)v;
 	b->p[at + 1] = (uint8_t)(v >> 8);
@@ -70,7 +70,7 @@ static inline uint32_t nb_get32(const uint8_t *p)
 	       ((uint32_t)p[3] << 24);
 }
 /* LEB128 varuint */
-static inline void nb_var(nb *b, uint64_t v)
+static inline void nb_var(nbuf *b, uint64_t v)
 {
 	while (v >= 0x80) {
 		nb_u8(b, (uint8_t)(v | 0x80));
@@ -79,14 +79,14 @@ static inline void nb_var(nb *b, uint64_t v)
 	nb_u8(b, (uint8_t)v);
 }
 /* ASCII -> UTF-16LE with a 16-bit NUL (V4/V5 metadata strings) */
-static inline void nb_utf16z(nb *b, const char *s)
+static inline void nb_utf16z(nbuf *b, const char *s)
 {
 	for (; *s; s++)
 		nb_u16(b, (uint8_t)*s);
 	nb_u16(b, 0);
 }
 /* V6 string: varuint32 byte count + UTF-8 */
-static inline void nb_str6(nb *b, const char *s)
+static inline void nb_str6(nbuf *b, const char *s)
 {
 	nb_var(b, strlen(s));
 	nb_bytes(b, s, strlen(s));
@@ -95,7 +95,7 @@ static inline void nb_str6(nb *b, const char *s)
 /* ------------------------------------------------------------------ V4/V5 container */
 
 /* "Nettrace", "!FastSerialization.1", Trace object (version 4) with a 48-byte payload. */
-static inline void nb_v4_header(nb *b, uint32_t ptrsize, uint64_t sync_qpc, uint64_t freq)
+static inline void nb_v4_header(nbuf *b, uint32_t ptrsize, uint64_t sync_qpc, uint64_t freq)
 {
 	static const uint16_t st[8] = {2021, 6, 3, 9, 9, 48, 25, 902};
 	nb_bytes(b, "Nettrace", 8);
@@ -120,7 +120,7 @@ static inline void nb_v4_header(nb *b, uint32_t ptrsize, uint64_t sync_qpc, uint
 
 /* Starts a block object: 05 05 01 version 2, min 2, name, 06, int32 size, padding.
  * Returns the offset of the size field for nb_v4_block_end(). */
-static inline size_t nb_v4_block_begin(nb *b, const char *name)
+static inline size_t nb_v4_block_begin(nbuf *b, const char *name)
 {
 	nb_bytes(b, "\x05\x05\x01", 3);
 	nb_u32(b, 2);
@@ -135,21 +135,21 @@ static inline size_t nb_v4_block_begin(nb *b, const char *name)
 	return at;
 }
 /* Patches the block size (content = everything after the padding) and writes 06. */
-static inline void nb_v4_block_end(nb *b, size_t at)
+static inline void nb_v4_block_end(nbuf *b, size_t at)
 {
 	size_t content = at + 4 + ((4 - ((at + 4) & 3)) & 3);
 	nb_set32(b, at, (uint32_t)(b->len - content));
 	nb_u8(b, 0x06);
 }
 /* EventBlock / MetadataBlock header: size 20, flags, min/max timestamp. */
-static inline void nb_blk_header(nb *b, uint16_t flags, uint64_t min_ts, uint64_t max_ts)
+static inline void nb_blk_header(nbuf *b, uint16_t flags, uint64_t min_ts, uint64_t max_ts)
 {
 	nb_u16(b, 20);
 	nb_u16(b, flags);
 	nb_u64(b, min_ts);
 	nb_u64(b, max_ts);
 }
-static inline void nb_v4_end(nb *b)
+static inline void nb_v4_end(nbuf *b)
 {
 	nb_u8(b, 0x01);
 }
@@ -180,7 +180,7 @@ static inline void nb_hdr_reset(nb_hdrstate *s)
 
 /* Writes e with a compressed header, choosing flags by the runtime writer's rule
  * (ep-block.c): a field is written only when it differs from the previous blob. */
-static inline void nb_cev(nb *b, nb_hdrstate *s, const nb_ev *e)
+static inline void nb_cev(nbuf *b, nb_hdrstate *s, const nb_ev *e)
 {
 	const nb_ev *p = &s->prev;
 	uint8_t flags = 0;
@@ -218,7 +218,7 @@ static inline void nb_cev(nb *b, nb_hdrstate *s, const nb_ev *e)
 }
 
 /* Uncompressed V4 header (spec §3.3): EventSize includes padding to a 4-byte offset. */
-static inline void nb_uev(nb *b, const nb_ev *e)
+static inline void nb_uev(nbuf *b, const nb_ev *e)
 {
 	size_t at = b->len;
 	nb_u32(b, 0);
@@ -240,7 +240,7 @@ static inline void nb_uev(nb *b, const nb_ev *e)
 
 /* V4/V5 metadata payload up to and including Level; the caller adds the field list and
  * tags (or nothing: "payload ends after Level" = 0 fields). */
-static inline void nb_meta5_head(nb *m, uint32_t id, const char *provider, uint32_t event_id,
+static inline void nb_meta5_head(nbuf *m, uint32_t id, const char *provider, uint32_t event_id,
 				 const char *name, uint64_t keywords, uint32_t version,
 				 uint32_t level)
 {
@@ -254,7 +254,7 @@ static inline void nb_meta5_head(nb *m, uint32_t id, const char *provider, uint3
 }
 
 /* A MetadataBlock holding the given metadata payloads (compressed headers). */
-static inline void nb_v4_metadata_block(nb *b, const nb *payloads, size_t n)
+static inline void nb_v4_metadata_block(nbuf *b, const nbuf *payloads, size_t n)
 {
 	size_t at = nb_v4_block_begin(b, "MetadataBlock");
 	nb_blk_header(b, 1, 0, 0);
@@ -268,7 +268,7 @@ static inline void nb_v4_metadata_block(nb *b, const nb *payloads, size_t n)
 }
 
 /* StackBlock with stacks of `depth[k]` IPs (pointer size ps), ids first, first+1, ... */
-static inline void nb_v4_stack_block(nb *b, uint32_t first, uint32_t count, const uint32_t *depth,
+static inline void nb_v4_stack_block(nbuf *b, uint32_t first, uint32_t count, const uint32_t *depth,
 				     const uint64_t *const *ips, uint32_t ps)
 {
 	size_t at = nb_v4_block_begin(b, "StackBlock");
@@ -287,7 +287,7 @@ static inline void nb_v4_stack_block(nb *b, uint32_t first, uint32_t count, cons
 }
 
 /* SPBlock: timestamp, n × (capture thread id, sequence number). */
-static inline void nb_v4_sp_block(nb *b, uint64_t ts, uint32_t n, const uint64_t *tids,
+static inline void nb_v4_sp_block(nbuf *b, uint64_t ts, uint32_t n, const uint64_t *tids,
 				  const uint32_t *seqs)
 {
 	size_t at = nb_v4_block_begin(b, "SPBlock");
@@ -302,7 +302,7 @@ static inline void nb_v4_sp_block(nb *b, uint64_t ts, uint32_t n, const uint64_t
 
 /* ------------------------------------------------------------------ V6 */
 
-static inline void nb_v6_header(nb *b)
+static inline void nb_v6_header(nbuf *b)
 {
 	nb_bytes(b, "Nettrace", 8);
 	nb_u32(b, 0);
@@ -310,19 +310,19 @@ static inline void nb_v6_header(nb *b)
 	nb_u32(b, 0);
 }
 /* Starts a V6 block of `kind`; returns the header offset for nb_v6_block_end(). */
-static inline size_t nb_v6_block_begin(nb *b, uint32_t kind)
+static inline size_t nb_v6_block_begin(nbuf *b, uint32_t kind)
 {
 	size_t at = b->len;
 	nb_u32(b, kind << 24);
 	return at;
 }
-static inline void nb_v6_block_end(nb *b, size_t at)
+static inline void nb_v6_block_end(nbuf *b, size_t at)
 {
 	uint32_t kind = nb_get32(b->p + at) >> 24;
 	nb_set32(b, at, (uint32_t)(b->len - at - 4) | (kind << 24));
 }
 /* Trace block with the given key/value pairs (keys[i], vals[i]). */
-static inline void nb_v6_trace_block(nb *b, uint32_t ptrsize, uint64_t sync_qpc, uint64_t freq,
+static inline void nb_v6_trace_block(nbuf *b, uint32_t ptrsize, uint64_t sync_qpc, uint64_t freq,
 				     size_t nkv, const char *const *keys, const char *const *vals)
 {
 	static const uint16_t st[8] = {2025, 1, 3, 2, 10, 0, 0, 0};

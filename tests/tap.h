@@ -10,7 +10,8 @@
 
 static int tap_n, tap_failed;
 
-static inline int tap_vok(int cond, const char *fmt, va_list ap)
+static inline __attribute__((format(printf, 2, 0))) int tap_vok(int cond, const char *fmt,
+								   va_list ap)
 {
 	tap_n++;
 	printf("%sok %d - ", cond ? "" : "not ", tap_n);
