@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/* export-pprof.c - pprof's profile.proto (google/pprof proto/profile.proto), gzip'd as
+ * pprof reads it. Encoded here (varints and length-delimited fields, no protobuf library):
+ * one Sample per stack (location ids leaf first; values [samples/count, time/nanoseconds]
+ * for a profile; labels "thread" and "category"), one Function and one Location (with one
+ * Line) per distinct frame name, the string table, and the sessions' start, duration and
+ * period. Time values are rounded so that their sum stays the rounded exact total.
+ * Not here: reading inputs (export-stacks.c). */
+#include "export.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <zlib.h>
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+};
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+/* ------------------------------------------------------------------ encoding */
+
+typedef struct pb {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+} pb;
+
+static void pb_bytes(pb *b, const void *s, size_t n)
+{
+	if (b->oom || n == 0)
+		return;
+	if (n > SIZE_MAX - b->n || nt_grow((void **)&b->p, &b->cap, b->n + n, 1)) {
+		b->oom = 1;
+		return;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void pb_varint(pb *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t k = 0;
+	while (v >= 0x80) {
+		tmp[k++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[k++] = (uint8_t)v;
+	pb_bytes(b, tmp, k);
+}
+
+static void pb_tag(pb *b, unsigned field, unsigned wire)
+{
+	pb_varint(b, ((uint64_t)field << 3) | wire);
+}
+
+/* int64 fields are plain varints of the two's complement (negative: 10 bytes) */
+static void pb_int(pb *b, unsigned field, int64_t v)
+{
+	if (v == 0)
+		return; /* proto3 default, omitted */
+	pb_tag(b, field, WIRE_VARINT);
+	pb_varint(b, (uint64_t)v);
+}
+
+static void pb_len(pb *b, unsigned field, const void *s, size_t n)
+{
+	pb_tag(b, field, WIRE_LEN);
+	pb_varint(b, n);
+	pb_bytes(b, s, n);
+}
+
+/* A nested message: its bytes, then appended with a length prefix. */
+static void pb_msg(pb *b, unsigned field, pb *m)
+{
+	if (m->oom)
+		b->oom = 1;
+	pb_len(b, field, m->p, m->n);
+	m->n = 0;
+	m->oom = 0;
+}
+
+/* ------------------------------------------------------------------ tables */
+
+typedef struct pstr {
+	const char *s;
+	size_t n;
+	uint64_t hash;
+	uint32_t func;        /* function id + 0 when not a frame name */
+} pstr;
+
+typedef struct pp_ctx {
+	pstr *strs;
+	size_t nstrs, scap;
+	uint32_t *sht;        /* string index + 1 */
+	size_t shtcap;
+	uint32_t *funcs;      /* string index of each function's name (id = index + 1) */
+	size_t nfuncs, fcap;
+	pb samples;           /* encoded Sample messages, each with its tag */
+	pb msg, sub, packed;  /* scratch */
+	int profile_input;
+	int time_only;        /* folded input with a time unit: values [time] */
+	int sessions;         /* label samples with their session when > 1 */
+	double exact_ns, written_ns; /* for rounding time values without drift */
+	uint32_t s_thread, s_category, s_session;
+	uint32_t *sess_names; /* string index of each session's name */
+	nt_xprev prev;        /* the previous stack, whose frames' ids are in ids */
+	uint32_t *ids;
+	size_t idcap;
+	nt_error *err;
+} pp_ctx;
+
+static int str_rehash(pp_ctx *c)
+{
+	size_t ncap = c->shtcap ? c->shtcap * 2 : 1024;
+	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
+	if (!nh)
+		return -1;
+	for (size_t i = 0; i < c->nstrs; i++) {
+		size_t k = (size_t)c->strs[i].hash & (ncap - 1);
+		while (nh[k])
+			k = (k + 1) & (ncap - 1);
+		nh[k] = (uint32_t)i + 1;
+	}
+	free(c->sht);
+	c->sht = nh;
+	c->shtcap = ncap;
+	return 0;
+}
+
+/* Index of s[0..n) in the string table, added on first use; -1 when out of memory. The
+ * bytes are borrowed (frames live as long as the source; others are literals). */
+static int64_t str_index(pp_ctx *c, const char *s, size_t n)
+{
+	uint64_t h = nt_hash_bytes(s, n);
+	if ((c->nstrs + 1) * 2 > c->shtcap && str_rehash(c))
+		return -1;
+	size_t k = (size_t)h & (c->shtcap - 1);
+	while (c->sht[k]) {
+		const pstr *e = &c->strs[c->sht[k] - 1];
+		if (e->hash == h && e->n == n && memcmp(e->s, s, n) == 0)
+			return c->sht[k] - 1;
+		k = (k + 1) & (c->shtcap - 1);
+	}
+	if (c->nstrs >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&c->strs, &c->scap, c->nstrs + 1, sizeof(pstr)))
+		return -1;
+	c->strs[c->nstrs] = (pstr){s, n, h, 0};
+	c->sht[k] = (uint32_t)c->nstrs + 1;
+	return (int64_t)c->nstrs++;
+}
+
+static int64_t lit(pp_ctx *c, const char *s)
+{
+	return str_index(c, s, strlen(s));
+}
+
+/* Function (= location) id of a frame name, created on first use; 0 when out of memory. */
+static uint32_t func_id(pp_ctx *c, const nt_xframe *f)
+{
+	int64_t si = str_index(c, f->s, f->n);
+	if (si < 0)
+		return 0;
+	pstr *e = &c->strs[si];
+	if (e->func)
+		return e->func;
+	if (nt_grow((void **)&c->funcs, &c->fcap, c->nfuncs + 1, sizeof(uint32_t)))
+		return 0;
+	c->funcs[c->nfuncs++] = (uint32_t)si;
+	c->strs[si].func = (uint32_t)c->nfuncs;
+	return (uint32_t)c->nfuncs;
+}
+
+/* Rounds a time value so the running sum of written values tracks the exact sum. */
+static int64_t time_value(pp_ctx *c, double ns)
+{
+	c->exact_ns += ns;
+	double target = floor(c->exact_ns + 0.5);
+	int64_t v = (int64_t)(target - c->written_ns);
+	c->written_ns += (double)v;
+	return v;
+}
+
+static void label(pp_ctx *c, uint32_t key, int is_num, int64_t num, uint32_t str)
+{
+	pb_int(&c->sub, LABEL_KEY, key);
+	if (is_num)
+		pb_int(&c->sub, LABEL_NUM, num);
+	else
+		pb_int(&c->sub, LABEL_STR, str);
+	pb_msg(&c->msg, SAMPLE_LABEL, &c->sub);
+}
+
+static int on_stack(void *ctx, const nt_xstack *st)
+{
+	pp_ctx *c = ctx;
+	/* ids of the frames after those shared with the previous stack, then leaf first */
+	if (nt_grow((void **)&c->ids, &c->idcap, st->depth, sizeof(uint32_t)))
+		goto nomem;
+	size_t shared = nt_xprev_shared(&c->prev, st);
+	if (shared == SIZE_MAX)
+		goto nomem;
+	for (size_t i = shared; i < st->depth; i++)
+		if ((c->ids[i] = func_id(c, &st->frames[i])) == 0)
+			goto nomem;
+	for (size_t i = st->depth; i-- > 0;)
+		pb_varint(&c->packed, c->ids[i]);
+	pb_msg(&c->msg, SAMPLE_LOCATION_ID, &c->packed);
+	if (c->profile_input) {
+		pb_varint(&c->packed, st->samples);
+		pb_varint(&c->packed, (uint64_t)time_value(c, st->weight_ns));
+	} else if (c->time_only) {
+		pb_varint(&c->packed, (uint64_t)time_value(c, st->weight_ns));
+	} else {
+		pb_varint(&c->packed, (uint64_t)time_value(c, st->value));
+	}
+	pb_msg(&c->msg, SAMPLE_VALUE, &c->packed);
+	if (st->has_thread)
+		label(c, c->s_thread, 1, (int64_t)st->thread_id, 0);
+	if (st->category >= 0 && st->category < NT_CAT_COUNT) {
+		int64_t cs = lit(c, nt_category_name(st->category));
+		if (cs < 0)
+			goto nomem;
+		label(c, c->s_category, 0, 0, (uint32_t)cs);
+	}
+	if (c->sessions > 1 && st->has_thread && st->session < (uint32_t)c->sessions)
+		label(c, c->s_session, 0, 0, c->sess_names[st->session]);
+	pb_msg(&c->samples, PROFILE_SAMPLE, &c->msg);
+	if (c->samples.oom || c->msg.oom)
+		goto nomem;
+	return 0;
+nomem:
+	return nt_fail(c->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory writing the pprof profile");
+}
+
+static void value_type(pp_ctx *c, pb *b, unsigned field, int64_t type, int64_t unit)
+{
+	pb_int(&c->sub, VALUETYPE_TYPE, type);
+	pb_int(&c->sub, VALUETYPE_UNIT, unit);
+	pb_msg(b, field, &c->sub);
+}
+
+/* ------------------------------------------------------------------ gzip */
+
+static int gzip_to(const uint8_t *p, size_t n, int level, const nt_sink *sink, nt_error *err)
+{
+	if (level < 0)
+		return sink->write(sink->ctx, p, n);
+	z_stream zs;
+	memset(&zs, 0, sizeof zs);
+	/* windowBits 15 + 16: a gzip wrapper (header mtime 0, so output is deterministic) */
+	if (deflateInit2(&zs, level ? level : 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot start gzip compression");
+	uint8_t out[65536];
+	int rc = 0, zr;
+	do {
+		/* avail_in is a uInt: feed at most 1 GiB at a time */
+		if (zs.avail_in == 0 && n) {
+			size_t take = n < (1u << 30) ? n : (1u << 30);
+			zs.next_in = (Bytef *)(uintptr_t)p;
+			zs.avail_in = (uInt)take;
+			p += take;
+			n -= take;
+		}
+		zs.next_out = out;
+		zs.avail_out = sizeof out;
+		zr = deflate(&zs, n ? Z_NO_FLUSH : Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			rc = nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET, "gzip compression failed");
+			break;
+		}
+		size_t have = sizeof out - zs.avail_out;
+		if (have && (rc = sink->write(sink->ctx, out, have)) != 0)
+			break;
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&zs);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the profile */
+
+int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink, nt_error *err)
+{
+	nt_pprof_opts o = {sizeof o, 0};
+	if (opts) {
+		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
+		memcpy(&o, opts, n);
+	}
+	if (!s || !sink)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
+	if (o.level < -1 || o.level > 9)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "gzip level %d is out of range", o.level);
+	pp_ctx c;
+	memset(&c, 0, sizeof c);
+	c.err = err;
+	pb out = {NULL, 0, 0, 0};
+	int rc = 0;
+	nt_profile *p = nt_stacks_profile(s);
+	int unit = nt_stacks_unit(s);
+	c.profile_input = p != NULL;
+	c.time_only = !p && unit != NT_UNIT_SAMPLES;
+	if (lit(&c, "") != 0)
+		goto nomem;
+	int64_t s_samples = lit(&c, "samples"), s_count = lit(&c, "count");
+	int64_t s_time = lit(&c, "time"), s_ns = lit(&c, "nanoseconds");
+	int64_t s_thread = lit(&c, "thread"), s_category = lit(&c, "category");
+	int64_t s_session = lit(&c, "session");
+	if (s_samples < 0 || s_count < 0 || s_time < 0 || s_ns < 0 || s_thread < 0 ||
+	    s_category < 0 || s_session < 0)
+		goto nomem;
+	c.s_thread = (uint32_t)s_thread;
+	c.s_category = (uint32_t)s_category;
+	c.s_session = (uint32_t)s_session;
+
+	int64_t start_ns = 0, end_ns = 0, period = 0;
+	if (p) {
+		size_t ns = nt_profile_session_count(p);
+		c.sessions = (int)(ns > 1000000 ? 1000000 : ns);
+		c.sess_names = calloc(ns ? ns : 1, sizeof(uint32_t));
+		if (!c.sess_names)
+			goto nomem;
+		for (size_t i = 0; i < ns; i++) {
+			const nt_session_info *si = nt_profile_session(p, i);
+			int64_t t0 = nt_systemtime_to_unix_ns(si->header.sync_time_utc);
+			int64_t t1 = t0 + (si->duration_ns > 0 ? si->duration_ns : 0);
+			if (i == 0 || t0 < start_ns)
+				start_ns = t0;
+			if (i == 0 || t1 > end_ns)
+				end_ns = t1;
+			if (i == 0 && si->rate.inferred_interval_ns > 0)
+				period = llround(si->rate.inferred_interval_ns);
+			int64_t sn = lit(&c, si->name ? si->name : "");
+			if (sn < 0)
+				goto nomem;
+			c.sess_names[i] = (uint32_t)sn;
+		}
+	}
+
+	rc = nt_stacks_foreach(s, on_stack, &c, err);
+	if (rc)
+		goto done;
+
+	/* sample types: the count first (pprof's convention), time last (the default) */
+	if (p) {
+		value_type(&c, &out, PROFILE_SAMPLE_TYPE, s_samples, s_count);
+		value_type(&c, &out, PROFILE_SAMPLE_TYPE, s_time, s_ns);
+	} else if (c.time_only) {
+		value_type(&c, &out, PROFILE_SAMPLE_TYPE, s_time, s_ns);
+	} else {
+		value_type(&c, &out, PROFILE_SAMPLE_TYPE, s_samples, s_count);
+	}
+	if (c.samples.oom)
+		goto nomem;
+	pb_bytes(&out, c.samples.p, c.samples.n);
+	/* One Mapping for the whole profile, named after the input and marked as symbolized
+	 * (has_functions), so that pprof neither looks for a binary nor warns about it. */
+	int64_t mname = lit(&c, nt_stacks_name(s));
+	if (mname < 0)
+		goto nomem;
+	pb_int(&c.msg, MAPPING_ID, 1);
+	pb_int(&c.msg, MAPPING_FILENAME, mname);
+	pb_int(&c.msg, MAPPING_HAS_FUNCTIONS, 1);
+	pb_msg(&out, PROFILE_MAPPING, &c.msg);
+	/* one Location per Function, same id, one Line each (no addresses: managed frames
+	 * are named by the runtime's events, not by an address in a mapped file) */
+	for (size_t i = 0; i < c.nfuncs; i++) {
+		uint32_t id = (uint32_t)i + 1;
+		pb_int(&c.sub, LINE_FUNCTION_ID, id);
+		pb_int(&c.msg, LOCATION_ID, id);
+		pb_int(&c.msg, LOCATION_MAPPING_ID, 1);
+		pb_msg(&c.msg, LOCATION_LINE, &c.sub);
+		pb_msg(&out, PROFILE_LOCATION, &c.msg);
+	}
+	for (size_t i = 0; i < c.nfuncs; i++) {
+		uint32_t si = c.funcs[i];
+		const pstr *e = &c.strs[si];
+		/* "Module!Namespace.Type.Method(sig)": the module is the function's file */
+		const char *bang = memchr(e->s, '!', e->n);
+		int64_t file = 0;
+		if (bang && bang > e->s && (file = str_index(&c, e->s, (size_t)(bang - e->s))) < 0)
+			goto nomem;
+		pb_int(&c.msg, FUNCTION_ID, (int64_t)i + 1);
+		pb_int(&c.msg, FUNCTION_NAME, si);
+		pb_int(&c.msg, FUNCTION_SYSTEM_NAME, si);
+		pb_int(&c.msg, FUNCTION_FILENAME, file);
+		pb_msg(&out, PROFILE_FUNCTION, &c.msg);
+	}
+	/* strings must be valid UTF-8 for protobuf readers that check it: invalid bytes
+	 * become U+FFFD, as in the other exports */
+	for (size_t i = 0; i < c.nstrs; i++) {
+		const pstr *e = &c.strs[i];
+		const unsigned char *u = (const unsigned char *)e->s;
+		size_t k = 0;
+		while (k < e->n) {
+			size_t q = nt_utf8_seq(u + k, e->n - k);
+			if (q == 0)
+				break;
+			k += q;
+		}
+		if (k == e->n) {
+			pb_len(&out, PROFILE_STRING_TABLE, e->s, e->n);
+			continue;
+		}
+		for (k = 0; k < e->n;) {
+			size_t q = nt_utf8_seq(u + k, e->n - k);
+			if (q == 0) {
+				pb_bytes(&c.sub, "\xEF\xBF\xBD", 3);
+				k++;
+			} else {
+				pb_bytes(&c.sub, u + k, q);
+				k += q;
+			}
+		}
+		pb_msg(&out, PROFILE_STRING_TABLE, &c.sub);
+	}
+	if (p) {
+		pb_int(&out, PROFILE_TIME_NANOS, start_ns);
+		pb_int(&out, PROFILE_DURATION_NANOS, end_ns - start_ns);
+		if (period > 0) {
+			value_type(&c, &out, PROFILE_PERIOD_TYPE, s_time, s_ns);
+			pb_int(&out, PROFILE_PERIOD, period);
+		}
+		pb_int(&out, PROFILE_DEFAULT_SAMPLE_TYPE, s_time);
+	}
+	if (out.oom || c.msg.oom || c.sub.oom)
+		goto nomem;
+	rc = gzip_to(out.p, out.n, o.level, sink, err);
+	if (rc && err && err->code == 0)
+		rc = nt_fail(err, rc, NT_NO_OFFSET, "cannot write the pprof profile");
+	goto done;
+nomem:
+	rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory writing the pprof profile");
+done:
+	free(out.p);
+	free(c.strs);
+	free(c.sht);
+	free(c.funcs);
+	free(c.samples.p);
+	free(c.msg.p);
+	free(c.sub.p);
+	free(c.packed.p);
+	free(c.sess_names);
+	free(c.ids);
+	nt_xprev_free(&c.prev);
+	return rc;
+}

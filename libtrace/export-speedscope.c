@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* export-speedscope.c - speedscope JSON (https://www.speedscope.app/file-format-schema.json):
+ * "sampled" profiles with explicit weights, one per (session, thread) plus "All threads"
+ * when there are several, frames shared by all. Sampled rather than evented: TraceEvent's
+ * evented per-thread files with synthetic leaf frames are what speedscope rejected as
+ * unbalanced (speedscope #286/#299), and weights keep the inferred interval exact.
+ * One pass collects the stacks (frame indexes, root first) grouped by thread; the second
+ * writes them. Not here: reading inputs (export-stacks.c). */
+#include "export.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+typedef struct ss_frame {
+	const char *s;
+	size_t n;
+	uint64_t hash;
+} ss_frame;
+
+typedef struct ss_stack {
+	uint32_t prof;        /* index into profs */
+	size_t off;           /* first frame index in idx */
+	size_t depth;
+	double weight;        /* rounded as written */
+} ss_stack;
+
+typedef struct ss_prof {
+	uint32_t session;
+	uint64_t thread_id;
+	double total;
+	size_t nstacks;
+} ss_prof;
+
+typedef struct ss_ctx {
+	ss_frame *frames;
+	size_t nframes, fcap;
+	uint32_t *fht;        /* frame index + 1 */
+	size_t fhtcap;
+	uint32_t *idx;        /* frame indexes of all stacks */
+	size_t nidx, idxcap;
+	ss_stack *stacks;
+	size_t nstacks, scap;
+	ss_prof *profs;
+	size_t nprofs, pcap;
+	uint32_t *pht;        /* profile index + 1, keyed by (session, thread) */
+	size_t phtcap;
+	size_t *order;        /* stack indexes grouped by profile (counting sort) */
+	size_t *pstart;       /* first position in order of each profile, nprofs + 1 */
+	int decimals;         /* of weights: 0 for ns, 3 otherwise */
+	uint32_t max_session;
+	nt_xprev prev;        /* the previous stack: its frame indexes end idx */
+	size_t prev_off;
+	nt_error *err;
+} ss_ctx;
+
+static uint64_t pkey_hash(uint32_t session, uint64_t tid)
+{
+	uint64_t k = tid * 0x9E3779B97F4A7C15ull ^ ((uint64_t)session * 0xbf58476d1ce4e5b9ull);
+	return k ^ (k >> 31);
+}
+
+static int rehash(uint32_t **ht, size_t *cap, size_t n, ss_ctx *c, int frames)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
+	if (!nh)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = frames ? c->frames[i].hash
+				    : pkey_hash(c->profs[i].session, c->profs[i].thread_id);
+		size_t k = (size_t)h & (ncap - 1);
+		while (nh[k])
+			k = (k + 1) & (ncap - 1);
+		nh[k] = (uint32_t)i + 1;
+	}
+	free(*ht);
+	*ht = nh;
+	*cap = ncap;
+	return 0;
+}
+
+static int64_t frame_index(ss_ctx *c, const nt_xframe *f)
+{
+	uint64_t h = nt_hash_bytes(f->s, f->n);
+	if ((c->nframes + 1) * 2 > c->fhtcap && rehash(&c->fht, &c->fhtcap, c->nframes, c, 1))
+		return -1;
+	size_t k = (size_t)h & (c->fhtcap - 1);
+	while (c->fht[k]) {
+		const ss_frame *e = &c->frames[c->fht[k] - 1];
+		if (e->hash == h && e->n == f->n && memcmp(e->s, f->s, f->n) == 0)
+			return c->fht[k] - 1;
+		k = (k + 1) & (c->fhtcap - 1);
+	}
+	if (c->nframes >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&c->frames, &c->fcap, c->nframes + 1, sizeof(ss_frame)))
+		return -1;
+	c->frames[c->nframes] = (ss_frame){f->s, f->n, h};
+	c->fht[k] = (uint32_t)c->nframes + 1;
+	return (int64_t)c->nframes++;
+}
+
+static int64_t prof_index(ss_ctx *c, uint32_t session, uint64_t tid)
+{
+	if ((c->nprofs + 1) * 2 > c->phtcap && rehash(&c->pht, &c->phtcap, c->nprofs, c, 0))
+		return -1;
+	size_t k = (size_t)pkey_hash(session, tid) & (c->phtcap - 1);
+	while (c->pht[k]) {
+		const ss_prof *p = &c->profs[c->pht[k] - 1];
+		if (p->session == session && p->thread_id == tid)
+			return c->pht[k] - 1;
+		k = (k + 1) & (c->phtcap - 1);
+	}
+	if (nt_grow((void **)&c->profs, &c->pcap, c->nprofs + 1, sizeof(ss_prof)))
+		return -1;
+	c->profs[c->nprofs] = (ss_prof){session, tid, 0, 0};
+	c->pht[k] = (uint32_t)c->nprofs + 1;
+	return (int64_t)c->nprofs++;
+}
+
+static double round_to(double v, int decimals)
+{
+	double m = decimals ? pow(10, decimals) : 1;
+	return floor(v * m + 0.5) / m;
+}
+
+static int collect(void *ctx, const nt_xstack *st)
+{
+	ss_ctx *c = ctx;
+	int64_t p = prof_index(c, st->has_thread ? st->session : 0,
+			       st->has_thread ? st->thread_id : 0);
+	if (p < 0)
+		goto nomem;
+	if (st->depth > SIZE_MAX - c->nidx ||
+	    nt_grow((void **)&c->idx, &c->idxcap, c->nidx + st->depth, sizeof(uint32_t)) ||
+	    nt_grow((void **)&c->stacks, &c->scap, c->nstacks + 1, sizeof(ss_stack)))
+		goto nomem;
+	ss_stack *s = &c->stacks[c->nstacks];
+	s->prof = (uint32_t)p;
+	s->off = c->nidx;
+	s->depth = st->depth;
+	s->weight = round_to(st->value, c->decimals);
+	/* frames shared with the previous stack have the indexes it got */
+	size_t shared = nt_xprev_shared(&c->prev, st);
+	if (shared == SIZE_MAX)
+		goto nomem;
+	for (size_t i = 0; i < st->depth; i++) {
+		int64_t f = i < shared ? (int64_t)c->idx[c->prev_off + i] : frame_index(c, &st->frames[i]);
+		if (f < 0)
+			goto nomem;
+		c->idx[c->nidx++] = (uint32_t)f;
+	}
+	c->prev_off = s->off;
+	c->profs[p].total += s->weight;
+	c->profs[p].nstacks++;
+	if (st->has_thread && st->session > c->max_session)
+		c->max_session = st->session;
+	c->nstacks++;
+	return 0;
+nomem:
+	return nt_fail(c->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory writing speedscope JSON");
+}
+
+static const char *ss_unit(int unit)
+{
+	switch (unit) {
+	case NT_UNIT_NS: return "nanoseconds";
+	case NT_UNIT_US: return "microseconds";
+	case NT_UNIT_MS: return "milliseconds";
+	default: return "none";
+	}
+}
+
+static void put_num(nt_out *o, double v, int decimals)
+{
+	char tmp[64];
+	int k = nt_fmt_num(tmp, sizeof tmp, v, decimals);
+	if (k > 0)
+		nt_out_put(o, tmp, (size_t)k);
+}
+
+/* One sampled profile: the stacks of profile p, or all of them when p < 0. */
+static void write_profile(ss_ctx *c, nt_out *o, const char *name, size_t nlen, long p,
+			  double total, int unit)
+{
+	size_t from = p < 0 ? 0 : c->pstart[p], to = p < 0 ? c->nstacks : c->pstart[p + 1];
+	nt_out_str(o, "{\"type\":\"sampled\",\"name\":\"");
+	nt_out_json(o, name, nlen);
+	nt_out_printf(o, "\",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", ss_unit(unit));
+	put_num(o, total, c->decimals);
+	nt_out_str(o, ",\n\"samples\":[");
+	for (size_t j = from; j < to && o->rc == 0; j++) {
+		const ss_stack *s = &c->stacks[p < 0 ? j : c->order[j]];
+		nt_out_str(o, j > from ? ",[" : "[");
+		for (size_t k = 0; k < s->depth; k++)
+			nt_out_printf(o, k ? ",%" PRIu32 : "%" PRIu32, c->idx[s->off + k]);
+		nt_out_str(o, "]");
+	}
+	nt_out_str(o, "],\n\"weights\":[");
+	for (size_t j = from; j < to && o->rc == 0; j++) {
+		const ss_stack *s = &c->stacks[p < 0 ? j : c->order[j]];
+		if (j > from)
+			nt_out_str(o, ",");
+		put_num(o, s->weight, c->decimals);
+	}
+	nt_out_str(o, "]}");
+}
+
+/* Groups the stacks by profile, keeping their order within each. */
+static int group_stacks(ss_ctx *c)
+{
+	c->order = malloc((c->nstacks ? c->nstacks : 1) * sizeof(size_t));
+	c->pstart = calloc(c->nprofs + 1, sizeof(size_t));
+	if (!c->order || !c->pstart)
+		return -1;
+	for (size_t i = 0; i < c->nprofs; i++)
+		c->pstart[i + 1] = c->pstart[i] + c->profs[i].nstacks;
+	for (size_t i = 0; i < c->nprofs; i++)
+		c->profs[i].nstacks = 0;
+	for (size_t i = 0; i < c->nstacks; i++) {
+		ss_prof *p = &c->profs[c->stacks[i].prof];
+		c->order[c->pstart[c->stacks[i].prof] + p->nstacks++] = i;
+	}
+	return 0;
+}
+
+int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
+{
+	if (!s || !sink)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
+	ss_ctx c;
+	memset(&c, 0, sizeof c);
+	c.err = err;
+	int unit = nt_stacks_unit(s);
+	c.decimals = unit == NT_UNIT_NS ? 0 : 3;
+	int rc = nt_stacks_foreach(s, collect, &c, err);
+	nt_out o;
+	nt_out_init(&o, sink);
+	if (rc)
+		goto done;
+	if (group_stacks(&c)) {
+		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory writing speedscope JSON");
+		goto done;
+	}
+	const char *name = nt_stacks_name(s);
+	nt_out_str(&o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
+	nt_out_str(&o, "\"exporter\":\"libnettrace " NT_VERSION_STRING "\",\"name\":\"");
+	nt_out_json(&o, name, strlen(name));
+	nt_out_str(&o, "\",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
+	for (size_t i = 0; i < c.nframes; i++) {
+		nt_out_str(&o, i ? ",\n{\"name\":\"" : "\n{\"name\":\"");
+		nt_out_json(&o, c.frames[i].s, c.frames[i].n);
+		nt_out_str(&o, "\"}");
+	}
+	nt_out_str(&o, "]},\n\"profiles\":[\n");
+	int profile_input = nt_stacks_profile(s) != NULL;
+	if (!profile_input || c.nprofs != 1) {
+		double total = 0;
+		for (size_t i = 0; i < c.nprofs; i++)
+			total += c.profs[i].total;
+		const char *all = profile_input ? "All threads" : name;
+		write_profile(&c, &o, all, strlen(all), -1, total, unit);
+	}
+	if (profile_input) {
+		for (size_t i = 0; i < c.nprofs && o.rc == 0; i++) {
+			char pn[80];
+			if (c.max_session > 0)
+				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ") [%" PRIu32 "]",
+					 c.profs[i].thread_id, c.profs[i].session + 1);
+			else
+				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ")", c.profs[i].thread_id);
+			if (c.nprofs != 1 || i > 0)
+				nt_out_str(&o, ",\n");
+			write_profile(&c, &o, pn, strlen(pn), (long)i, c.profs[i].total, unit);
+		}
+	}
+	nt_out_str(&o, "\n]}\n");
+done:
+	{
+		int orc = nt_out_end(&o);
+		if (rc == 0 && orc)
+			rc = nt_fail(err, orc, NT_NO_OFFSET, orc == NT_ENOMEM ?
+				     "out of memory writing speedscope JSON" :
+				     "cannot write speedscope JSON");
+	}
+	free(c.frames);
+	free(c.fht);
+	free(c.idx);
+	free(c.stacks);
+	free(c.profs);
+	free(c.pht);
+	free(c.order);
+	free(c.pstart);
+	nt_xprev_free(&c.prev);
+	return rc;
+}

@@ -1,0 +1,714 @@
+/* SPDX-License-Identifier: MIT */
+/* export-stacks.c - the stack sources every exporter reads (nt_stacks): the groups of a
+ * profile shaped as nettrace-fold prints them, or the lines of a folded-stacks text; and the
+ * buffered, escaping output the exporters write with.
+ *
+ * Sections: sources; profile stacks; folded stacks (parser); output and escaping.
+ * Frames handed to consumers stay valid until nt_stacks_free(): profile frame names are the
+ * profile's, folded frames point into the caller's text, and the few frames made here
+ * (thread roots, names rewritten for the folded format) are kept in the source. */
+#include "export.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ sources */
+
+typedef struct ftext {
+	const char *text;     /* borrowed */
+	size_t len;
+	char *name;
+} ftext;
+
+struct nt_stacks {
+	nt_profile *p;        /* profile source, or NULL */
+	nt_fold_opts fo;      /* profile: how frames are shaped (as nettrace-fold) */
+	struct ftext *texts;  /* folded source: its texts, in order */
+	size_t ntexts, tcap;
+	const char *failed;   /* name of the text of the last format error */
+	int unit;             /* enum nt_unit of nt_xstack.value */
+	char *name;           /* for messages and output names */
+
+	/* made frames, kept until free: owned strings, looked up by key */
+	nt_idmap made;        /* key -> index into madev */
+	char **madev;
+	size_t nmade, madecap;
+	nt_xframe *frames;    /* scratch: the current stack, root first */
+	size_t fcap;
+};
+
+static int stacks_new(nt_stacks **out, const char *name, nt_error *err)
+{
+	nt_stacks *s = calloc(1, sizeof *s);
+	if (!s)
+		goto nomem;
+	s->name = nt_strdup(name ? name : "-");
+	if (!s->name)
+		goto nomem;
+	*out = s;
+	return 0;
+nomem:
+	free(s);
+	return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory creating a stack source");
+}
+
+int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *fo, nt_error *err)
+{
+	*out = NULL;
+	if (!p)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no profile");
+	int rc = nt_profile_finish(p, err);
+	if (rc)
+		return rc;
+	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0};
+	if (fo) {
+		size_t n = fo->sz < sizeof o ? fo->sz : sizeof o;
+		memcpy(&o, fo, n);
+		o.sz = sizeof o;
+	}
+	if (o.unit < NT_UNIT_SAMPLES || o.unit > NT_UNIT_MS)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown unit %d", o.unit);
+	const nt_session_info *si = nt_profile_session_count(p) ? nt_profile_session(p, 0) : NULL;
+	rc = stacks_new(out, si && si->name ? si->name : "profile", err);
+	if (rc)
+		return rc;
+	(*out)->p = p;
+	(*out)->fo = o;
+	(*out)->unit = o.unit;
+	return 0;
+}
+
+int nt_stacks_add_folded(nt_stacks *s, const char *text, size_t len, const char *name,
+			 nt_error *err)
+{
+	if (!s || s->p || (!text && len))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "not a folded source, or no text");
+	if (nt_grow((void **)&s->texts, &s->tcap, s->ntexts + 1, sizeof(ftext)))
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory adding folded text");
+	ftext *f = &s->texts[s->ntexts];
+	f->text = text ? text : "";
+	f->len = len;
+	f->name = nt_strdup(name ? name : "-");
+	if (!f->name)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory adding folded text");
+	s->ntexts++;
+	return 0;
+}
+
+int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int unit,
+			  const char *name, nt_error *err)
+{
+	*out = NULL;
+	if (!text && len)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no folded text");
+	if (unit < NT_UNIT_SAMPLES || unit > NT_UNIT_MS)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown unit %d", unit);
+	int rc = stacks_new(out, name, err);
+	if (rc)
+		return rc;
+	(*out)->unit = unit;
+	rc = nt_stacks_add_folded(*out, text, len, name, err);
+	if (rc) {
+		nt_stacks_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+const char *nt_stacks_error_input(const nt_stacks *s)
+{
+	return s ? s->failed : NULL;
+}
+
+void nt_stacks_free(nt_stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmade; i++)
+		free(s->madev[i]);
+	free(s->madev);
+	nt_idmap_free(&s->made);
+	for (size_t i = 0; i < s->ntexts; i++)
+		free(s->texts[i].name);
+	free(s->texts);
+	free(s->frames);
+	free(s->name);
+	free(s);
+}
+
+int nt_stacks_unit(const nt_stacks *s)
+{
+	return s->unit;
+}
+
+const char *nt_stacks_name(const nt_stacks *s)
+{
+	return s->name;
+}
+
+nt_profile *nt_stacks_profile(const nt_stacks *s)
+{
+	return s->p;
+}
+
+/* ------------------------------------------------------------------ profile stacks */
+
+/* Returns the made string for key, creating it with make(arg) on first use; NULL when out
+ * of memory. Keys: thread roots use the thread id with the top bit clear; rewritten names
+ * use the address of the profile's string with the top bit set (addresses of user space
+ * strings never have it, and thread ids that do are folded into the other half by the
+ * mask: a collision only shares a made string between two keys that make the same text). */
+static const char *made_get(nt_stacks *s, uint64_t key, char *(*make)(const void *), const void *arg)
+{
+	size_t i;
+	if (nt_idmap_get(&s->made, key, &i))
+		return s->madev[i];
+	if (nt_grow((void **)&s->madev, &s->madecap, s->nmade + 1, sizeof(char *)))
+		return NULL;
+	char *m = make(arg);
+	if (!m)
+		return NULL;
+	if (nt_idmap_put(&s->made, key, s->nmade)) {
+		free(m);
+		return NULL;
+	}
+	s->madev[s->nmade++] = m;
+	return m;
+}
+
+static char *make_thread(const void *arg)
+{
+	char tmp[48];
+	snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", *(const uint64_t *)arg);
+	return nt_strdup(tmp);
+}
+
+/* The folded format reserves ';' (frame separator) and line ends: rewritten as nt_fold_write
+ * does, so every export names frames exactly as nettrace-fold prints them. */
+static char *make_clean(const void *arg)
+{
+	char *d = nt_strdup(arg);
+	for (char *q = d; q && *q; q++)
+		if (*q == ';')
+			*q = ':';
+		else if (*q == '\n' || *q == '\r')
+			*q = ' ';
+	return d;
+}
+
+static const char *const CAT_FRAMES[NT_CAT_COUNT + 1] = {
+	"[cpu]", "[lock]", "[io]", "[sleep]", "[wait]", "[gc]", "[external]", "[unknown]",
+	"[unknown]",
+};
+
+typedef struct pwalk {
+	nt_stacks *s;
+	nt_xstack_fn fn;
+	void *ctx;
+	nt_error *err;
+	int rc;               /* an error of ours (not fn's) */
+} pwalk;
+
+static int push_frame(nt_stacks *s, size_t *n, const char *str)
+{
+	if (nt_grow((void **)&s->frames, &s->fcap, *n + 1, sizeof(nt_xframe)))
+		return -1;
+	s->frames[*n].s = str;
+	s->frames[*n].n = strlen(str);
+	(*n)++;
+	return 0;
+}
+
+static int on_group(void *ctx, const nt_sample_group *g)
+{
+	pwalk *w = ctx;
+	nt_stacks *s = w->s;
+	const nt_fold_opts *o = &s->fo;
+	int cat = g->category >= 0 && g->category < NT_CAT_COUNT ? g->category : NT_CAT_COUNT;
+	size_t n = 0;
+	if (o->per_thread) {
+		uint64_t key = g->thread_id & ~(1ull << 63);
+		const char *t = made_get(s, key, make_thread, &g->thread_id);
+		if (!t || push_frame(s, &n, t))
+			goto nomem;
+	}
+	if (o->category_frame == NT_CATFRAME_ROOT && push_frame(s, &n, CAT_FRAMES[cat]))
+		goto nomem;
+	for (uint32_t i = g->depth; i-- > 0;) {
+		const char *f = g->frames[i];
+		if (o->no_module) {
+			const char *bang = strchr(f, '!');
+			if (bang)
+				f = bang + 1;
+		}
+		if (strpbrk(f, ";\n\r")) {
+			f = made_get(s, (uint64_t)(uintptr_t)f | (1ull << 63), make_clean, f);
+			if (!f)
+				goto nomem;
+		}
+		if (push_frame(s, &n, f))
+			goto nomem;
+	}
+	if (o->category_frame == NT_CATFRAME_LEAF && push_frame(s, &n, CAT_FRAMES[cat]))
+		goto nomem;
+	if (n == 0 && push_frame(s, &n, "[empty stack]"))
+		goto nomem;
+	nt_xstack st;
+	st.frames = s->frames;
+	st.depth = n;
+	st.has_thread = 1;
+	st.session = g->session;
+	st.thread_id = g->thread_id;
+	st.category = g->category;
+	st.samples = g->samples;
+	st.weight_ns = g->weight_ns;
+	switch (o->unit) {
+	case NT_UNIT_SAMPLES: st.value = (double)g->samples; break;
+	case NT_UNIT_US: st.value = g->weight_ns / 1e3; break;
+	case NT_UNIT_MS: st.value = g->weight_ns / 1e6; break;
+	default: st.value = g->weight_ns; break;
+	}
+	st.offset = NT_NO_OFFSET;
+	st.text = NULL;
+	st.text_n = 0;
+	return w->fn(w->ctx, &st);
+nomem:
+	w->rc = nt_fail(w->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory exporting stacks");
+	return w->rc;
+}
+
+/* ------------------------------------------------------------------ folded stacks */
+
+static int folded_fail(nt_stacks *s, const ftext *f, nt_error *err, uint64_t off, uint64_t line,
+		       const char *why)
+{
+	s->failed = f->name;
+	return nt_fail(err, NT_EFORMAT, off, "line %" PRIu64 ": %s", line, why);
+}
+
+/* Parses COUNT: digits with an optional fraction (flamegraph.pl's \d+(\.\d*)?). Returns 0,
+ * or -1 when p[0..n) is not such a number. */
+static int parse_count(const char *p, size_t n, double *out, uint64_t *iout, int *is_int)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+	int big = 0;
+	while (i < n && p[i] >= '0' && p[i] <= '9') {
+		unsigned d = (unsigned)(p[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			big = 1;
+		else
+			v = v * 10 + d;
+		i++;
+	}
+	if (i == 0)
+		return -1;
+	if (i == n && !big) {
+		*out = (double)v;
+		*iout = v;
+		*is_int = 1;
+		return 0;
+	}
+	if (i < n && p[i] != '.')
+		return -1;
+	for (size_t k = i + 1; k < n; k++)
+		if (p[k] < '0' || p[k] > '9')
+			return -1;
+	char tmp[64];
+	if (n >= sizeof tmp)
+		return -1;
+	memcpy(tmp, p, n);
+	tmp[n] = '\0';
+	double d = strtod(tmp, NULL);
+	if (!isfinite(d))
+		return -1;
+	*out = d;
+	*iout = (uint64_t)(d + 0.5 < 1.8e19 ? d + 0.5 : 1.8e19);
+	*is_int = 0;
+	return 0;
+}
+
+static int folded_text(nt_stacks *s, const ftext *ft, nt_xstack_fn fn, void *ctx, nt_error *err)
+{
+	const char *t = ft->text, *end = ft->text + ft->len;
+	uint64_t line = 0;
+	double to_ns = s->unit == NT_UNIT_NS ? 1 : s->unit == NT_UNIT_US ? 1e3
+		     : s->unit == NT_UNIT_MS ? 1e6 : 0;
+	nt_xstack st;
+	memset(&st, 0, sizeof st);
+	st.category = -1;
+	while (t < end) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t));
+		const char *le = nl ? nl : end;
+		const char *next = nl ? nl + 1 : end;
+		line++;
+		/* trailing blanks and the CR of CRLF */
+		while (le > t && (le[-1] == '\r' || le[-1] == ' ' || le[-1] == '\t'))
+			le--;
+		if (le == t) {
+			t = next;
+			continue;
+		}
+		/* COUNT follows the last blank; the stack is everything before the blanks */
+		const char *sp = le;
+		while (sp > t && sp[-1] != ' ' && sp[-1] != '\t')
+			sp--;
+		if (sp == t)
+			return folded_fail(s, ft, err, (uint64_t)(t - ft->text), line,
+					   "no count: expected 'frame;...;frame COUNT'");
+		double v;
+		uint64_t iv;
+		int is_int;
+		if (parse_count(sp, (size_t)(le - sp), &v, &iv, &is_int))
+			return folded_fail(s, ft, err, (uint64_t)(sp - ft->text), line,
+					   "the count is not a decimal number");
+		const char *se = sp;
+		while (se > t && (se[-1] == ' ' || se[-1] == '\t'))
+			se--;
+		size_t n = 0;
+		const char *f = t;
+		if (se > t) {
+			for (;;) {
+				const char *semi = memchr(f, ';', (size_t)(se - f));
+				const char *fe = semi ? semi : se;
+				if (n >= s->fcap &&
+				    nt_grow((void **)&s->frames, &s->fcap, n + 1, sizeof(nt_xframe)))
+					return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
+						       "out of memory reading folded stacks");
+				s->frames[n].s = f;
+				s->frames[n].n = (size_t)(fe - f);
+				n++;
+				if (!semi)
+					break;
+				f = semi + 1;
+			}
+		}
+		st.frames = s->frames;
+		st.depth = n;
+		st.value = v;
+		st.samples = s->unit == NT_UNIT_SAMPLES ? iv : 0;
+		st.weight_ns = v * to_ns;
+		st.offset = (uint64_t)(t - ft->text);
+		st.text = t;
+		st.text_n = (size_t)(se - t);
+		(void)is_int;
+		int rc = fn(ctx, &st);
+		if (rc)
+			return rc;
+		t = next;
+	}
+	return 0;
+}
+
+int nt_stacks_foreach(nt_stacks *s, nt_xstack_fn fn, void *ctx, nt_error *err)
+{
+	s->failed = NULL;
+	if (!s->p) {
+		for (size_t i = 0; i < s->ntexts; i++) {
+			int rc = folded_text(s, &s->texts[i], fn, ctx, err);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	pwalk w = {s, fn, ctx, err, 0};
+	int rc = nt_profile_foreach(s->p, on_group, &w);
+	if (rc && w.rc == 0 && rc == NT_ENOMEM)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory exporting stacks");
+	return rc;
+}
+
+/* ------------------------------------------------------------------ shared prefixes */
+
+uint64_t nt_hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+	const unsigned char *p = (const unsigned char *)s;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+		p += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)p[i] << (8 * i);
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return h;
+}
+
+/* Length of the common prefix of a[0..n) and b[0..n). */
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	while (n - i >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+			uint64_t d = x ^ y;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return i + (size_t)(__builtin_ctzll(d) >> 3);
+#else
+			(void)d;
+			break;
+#endif
+		}
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+size_t nt_xprev_shared(nt_xprev *pv, const nt_xstack *st)
+{
+	size_t d = st->depth, lim = d < pv->n ? d : pv->n, i = 0;
+	if (st->text && pv->text) {
+		/* Frames lie in the text one after another, so frame i is shared when every
+		 * frame before it is, it has the same length, and it ends within the common
+		 * prefix of the two texts. */
+		size_t m = st->text_n < pv->text_n ? st->text_n : pv->text_n;
+		size_t L = common_prefix(st->text, pv->text, m);
+		while (i < lim && st->frames[i].n == pv->f[i].n &&
+		       (size_t)(st->frames[i].s - st->text) + st->frames[i].n <= L)
+			i++;
+	} else {
+		while (i < lim && st->frames[i].n == pv->f[i].n &&
+		       (st->frames[i].s == pv->f[i].s ||
+			memcmp(st->frames[i].s, pv->f[i].s, st->frames[i].n) == 0))
+			i++;
+	}
+	if (nt_grow((void **)&pv->f, &pv->cap, d, sizeof(nt_xframe)))
+		return SIZE_MAX;
+	memcpy(pv->f + i, st->frames + i, (d - i) * sizeof(nt_xframe));
+	pv->n = d;
+	pv->text = st->text;
+	pv->text_n = st->text_n;
+	return i;
+}
+
+void nt_xprev_reset(nt_xprev *pv)
+{
+	pv->n = 0;
+	pv->text = NULL;
+	pv->text_n = 0;
+}
+
+void nt_xprev_free(nt_xprev *pv)
+{
+	free(pv->f);
+	memset(pv, 0, sizeof *pv);
+}
+
+/* ------------------------------------------------------------------ output and escaping */
+
+#define OUT_FLUSH_AT (1u << 20)
+
+void nt_out_init(nt_out *o, const nt_sink *sink)
+{
+	memset(o, 0, sizeof *o);
+	o->sink = sink;
+}
+
+int nt_out_flush(nt_out *o)
+{
+	if (o->rc == 0 && o->len) {
+		int rc = o->sink->write(o->sink->ctx, o->buf, o->len);
+		if (rc)
+			o->rc = rc;
+	}
+	o->len = 0;
+	return o->rc;
+}
+
+int nt_out_end(nt_out *o)
+{
+	nt_out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+	o->cap = 0;
+	return o->rc;
+}
+
+static int out_room(nt_out *o, size_t n)
+{
+	if (o->rc)
+		return -1;
+	if (o->len + n <= o->cap)
+		return 0;
+	if (o->len >= OUT_FLUSH_AT && nt_out_flush(o))
+		return -1;
+	if (n > SIZE_MAX - o->len || nt_grow((void **)&o->buf, &o->cap, o->len + n, 1)) {
+		o->rc = NT_ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void nt_out_put(nt_out *o, const char *s, size_t n)
+{
+	if (n == 0 || out_room(o, n))
+		return;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+void nt_out_str(nt_out *o, const char *s)
+{
+	nt_out_put(o, s, strlen(s));
+}
+
+void nt_out_printf(nt_out *o, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (k < 0) {
+		if (!o->rc)
+			o->rc = NT_EINTERNAL;
+		return;
+	}
+	if ((size_t)k < sizeof tmp) {
+		nt_out_put(o, tmp, (size_t)k);
+		return;
+	}
+	if (out_room(o, (size_t)k + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, (size_t)k + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)k;
+}
+
+size_t nt_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t k;
+	uint32_t cp, min;
+	if ((c & 0xE0) == 0xC0) {
+		k = 2, cp = c & 0x1F, min = 0x80;
+	} else if ((c & 0xF0) == 0xE0) {
+		k = 3, cp = c & 0x0F, min = 0x800;
+	} else if ((c & 0xF8) == 0xF0) {
+		k = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3Fu);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	/* U+FFFE and U+FFFF are not XML characters */
+	if (cp == 0xFFFE || cp == 0xFFFF)
+		return 0;
+	return k;
+}
+
+static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+void nt_out_xml(nt_out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, run = 0; /* bytes [i - run, i) are copied as they are */
+	while (i < n) {
+		unsigned c = u[i];
+		const char *rep = NULL;
+		size_t k = 1;
+		if (c < 0x80) {
+			switch (c) {
+			case '&': rep = "&amp;"; break;
+			case '<': rep = "&lt;"; break;
+			case '>': rep = "&gt;"; break;
+			case '"': rep = "&quot;"; break;
+			case '\'': rep = "&#39;"; break;
+			case '\t': break;
+			default:
+				if (c < 0x20 || c == 0x7F)
+					rep = "?";
+			}
+		} else if ((k = nt_utf8_seq(u + i, n - i)) == 0) {
+			rep = REPLACEMENT;
+			k = 1;
+		}
+		if (rep) {
+			nt_out_put(o, s + i - run, run);
+			run = 0;
+			nt_out_str(o, rep);
+			i += k;
+		} else {
+			i += k;
+			run += k;
+		}
+	}
+	nt_out_put(o, s + i - run, run);
+}
+
+void nt_out_json(nt_out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+	while (i < n) {
+		unsigned c = u[i];
+		char tmp[8];
+		const char *rep = NULL;
+		size_t k = 1;
+		if (c < 0x80) {
+			if (c == '"')
+				rep = "\\\"";
+			else if (c == '\\')
+				rep = "\\\\";
+			else if (c < 0x20) {
+				snprintf(tmp, sizeof tmp, "\\u%04x", c);
+				rep = tmp;
+			}
+		} else if ((k = nt_utf8_seq(u + i, n - i)) == 0) {
+			rep = REPLACEMENT;
+			k = 1;
+		}
+		if (rep) {
+			nt_out_put(o, s + i - run, run);
+			run = 0;
+			nt_out_str(o, rep);
+			i += k;
+		} else {
+			i += k;
+			run += k;
+		}
+	}
+	nt_out_put(o, s + i - run, run);
+}
+
+int nt_fmt_num(char *buf, size_t n, double v, int decimals)
+{
+	if (!isfinite(v))
+		v = 0;
+	int k = snprintf(buf, n, "%.*f", decimals, v);
+	if (k <= 0 || (size_t)k >= n)
+		return k;
+	if (decimals > 0) {
+		while (k > 1 && buf[k - 1] == '0')
+			buf[--k] = '\0';
+		if (k > 1 && buf[k - 1] == '.')
+			buf[--k] = '\0';
+	}
+	if (strcmp(buf, "-0") == 0) {
+		buf[0] = '0';
+		buf[1] = '\0';
+		k = 1;
+	}
+	return k;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* export.h - what the exporters share (not installed): the stack sources behind nt_stacks
+ * (export-stacks.c), a buffered output with XML/JSON escaping that always produces valid
+ * UTF-8 (export-stacks.c), and the merged flame tree the SVG is drawn from (export-flame.c).
+ * Each exporter reads its input only through nt_stacks_foreach(), so a profile and a
+ * folded-stacks file export the same way. */
+#ifndef NT_EXPORT_H
+#define NT_EXPORT_H
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------ stack sources */
+
+/* One frame: bytes, not NUL-terminated (folded text is not split in place). The bytes
+ * stay valid and unchanged until nt_stacks_free(), so consumers may keep the pointer. */
+typedef struct nt_xframe {
+	const char *s;
+	size_t n;
+} nt_xframe;
+
+/* One weighted stack, as nt_fold_write() would print it (plus what fold drops). */
+typedef struct nt_xstack {
+	const nt_xframe *frames; /* root first; borrowed until the callback returns */
+	size_t depth;            /* 0: empty stack (folded " 5"); a profile says "[empty stack]" */
+	int has_thread;          /* thread_id and session are known (profile input) */
+	uint32_t session;        /* index of the session in the profile */
+	uint64_t thread_id;
+	int category;            /* enum nt_category, or -1 when unknown (folded input) */
+	uint64_t samples;        /* samples (profile; folded with unit samples: the count) */
+	double value;            /* weight in the source's unit (nt_stacks_unit) */
+	double weight_ns;        /* weight in ns; 0 when the source has no time (folded counts) */
+	uint64_t offset;         /* folded: byte offset of the line; else NT_NO_OFFSET */
+	const char *text;        /* folded: the stack's text (frames and ';'), else NULL */
+	size_t text_n;
+} nt_xstack;
+
+typedef int (*nt_xstack_fn)(void *ctx, const nt_xstack *st);
+
+/* Calls fn for every stack of s, in the source's order (profile: nt_profile_foreach order;
+ * folded: line order). Stops when fn returns non-zero and returns that value (fn fills err
+ * itself). A malformed folded line fails with NT_EFORMAT: "line N: why" at the line's
+ * offset in its text (nt_stacks_error_input() names the text). */
+int nt_stacks_foreach(nt_stacks *s, nt_xstack_fn fn, void *ctx, nt_error *err);
+/* The previous stack a consumer saw, to find how many leading frames the next one shares
+ * with it without comparing names (sorted folded files repeat most of each line). */
+typedef struct nt_xprev {
+	nt_xframe *f;            /* copies of the previous stack's frames */
+	size_t n, cap;
+	const char *text;        /* its text (folded input), else NULL */
+	size_t text_n;
+} nt_xprev;
+
+/* Number of leading frames st shares with the stack remembered in pv (0 after a reset),
+ * then remembers st. Folded stacks compare their texts once, 8 bytes at a time; others
+ * compare frame by frame. Returns SIZE_MAX when out of memory. */
+size_t nt_xprev_shared(nt_xprev *pv, const nt_xstack *st);
+void nt_xprev_reset(nt_xprev *pv);
+void nt_xprev_free(nt_xprev *pv);
+
+/* 64-bit hash of bytes, 8 at a time (frame names are often long signatures). */
+uint64_t nt_hash_bytes(const char *s, size_t n);
+
+/* enum nt_unit of nt_xstack.value. */
+int nt_stacks_unit(const nt_stacks *s);
+/* The source's name: first session's file (profile) or the folded input's name. */
+const char *nt_stacks_name(const nt_stacks *s);
+/* The profile behind s, or NULL for folded input. */
+nt_profile *nt_stacks_profile(const nt_stacks *s);
+
+/* ------------------------------------------------------------------ output */
+
+/* Buffered output through a sink; the first failure sticks in rc and later writes are
+ * dropped, so callers check rc once at the end (after nt_out_flush). */
+typedef struct nt_out {
+	const nt_sink *sink;
+	char *buf;
+	size_t len, cap;
+	int rc;               /* 0, NT_ENOMEM, or the sink's error */
+} nt_out;
+
+void nt_out_init(nt_out *o, const nt_sink *sink);
+/* Flushes what is buffered; returns o->rc. */
+int nt_out_flush(nt_out *o);
+/* Flushes and frees the buffer; returns o->rc. */
+int nt_out_end(nt_out *o);
+void nt_out_put(nt_out *o, const char *s, size_t n);
+void nt_out_str(nt_out *o, const char *s);
+void nt_out_printf(nt_out *o, const char *fmt, ...) NT_PRINTF(2, 3);
+/* Text as XML character data or attribute value: & < > " ' escaped, control characters
+ * other than tab become '?', and invalid UTF-8 becomes U+FFFD, so no frame name can end
+ * the element, open a tag or make the document ill-formed. */
+void nt_out_xml(nt_out *o, const char *s, size_t n);
+/* Text inside a JSON string (without the quotes): " \ and control characters escaped,
+ * invalid UTF-8 replaced by U+FFFD. */
+void nt_out_json(nt_out *o, const char *s, size_t n);
+
+/* Length of the UTF-8 sequence starting at s (n bytes left), or 0 when it is invalid
+ * (truncated, overlong, surrogate, beyond U+10FFFF). */
+size_t nt_utf8_seq(const unsigned char *s, size_t n);
+
+/* Formats v with up to `decimals` decimals, trailing zeros dropped ("12", "0.5"). */
+int nt_fmt_num(char *buf, size_t n, double v, int decimals);
+
+/* ------------------------------------------------------------------ flame tree */
+
+/* Stacks merged by call path, for two sides (0: the profile drawn, 1: the base of a
+ * differential graph). Node 0 is the root; a node's parent always has a smaller index. */
+typedef struct nt_fnode {
+	uint32_t parent;      /* UINT32_MAX for the root */
+	uint32_t depth;       /* 0 for the root */
+	uint32_t nkids;       /* children, after nt_ftree_seal */
+	uint32_t kids;        /* first child in the kid table, after nt_ftree_seal */
+	double self[2];       /* weight of stacks ending here, per side */
+	double total[2];      /* self plus the children's totals (after nt_ftree_seal) */
+} nt_fnode;
+
+typedef struct nt_ftree nt_ftree;
+
+nt_ftree *nt_ftree_new(void);
+void nt_ftree_free(nt_ftree *t);
+/* Adds every stack of s to side (0 or 1). Names are borrowed from s: keep s alive while
+ * the tree is used. Fails with NT_ENOMEM, NT_ELIMIT (2^32-2 nodes) or the source's error. */
+int nt_ftree_add(nt_ftree *t, int side, nt_stacks *s, nt_error *err);
+/* Computes totals, sorts children by name (bytewise, as flamegraph.pl does), and the
+ * dominant category of each node. Call once, after every nt_ftree_add. */
+int nt_ftree_seal(nt_ftree *t, nt_error *err);
+size_t nt_ftree_count(const nt_ftree *t);
+const nt_fnode *nt_ftree_node(const nt_ftree *t, size_t i);
+/* Children of node i, sorted by name: indexes into the node table. */
+const uint32_t *nt_ftree_kids(const nt_ftree *t, size_t i);
+/* Name of node i ("all" for the root). */
+nt_xframe nt_ftree_name(const nt_ftree *t, size_t i);
+/* Category with most side-0 weight through node i, or -1 when no stack had one. */
+int nt_ftree_category(const nt_ftree *t, size_t i);
+/* Side-0 weight through node i in category k (0 when the input has no categories). */
+double nt_ftree_cat(const nt_ftree *t, size_t i, int k);
+/* 1 when some stack of side 0 carried a category. */
+int nt_ftree_has_categories(const nt_ftree *t);
+/* Finds a child of node by name; returns its index or -1. */
+long nt_ftree_child(const nt_ftree *t, size_t node, const char *name);
+
+#endif
