@@ -3,7 +3,9 @@
  * (timestamp order), interns stacks, tracks the events that bracket time on a thread
  * (contention, GC suspensions, wait handles), runs the weighting rules (inferred interval,
  * pyroscope's or TraceEvent's state machines), and aggregates identical samples. Memory
- * grows with distinct stacks and threads, not with the number of samples.
+ * grows with distinct stacks and threads, not with the number of samples. Optional hooks
+ * (nt_profile_opts.sample_fn/event_fn) see each counted sample and every other event as
+ * they are read: the SQLite store (store-sqlite.c) writes its rows from them.
  * Not here: rate inference (rate.c), symbols (symtab.c), rules (category.c), output
  * (fold.c, tree.c). */
 #include "internal.h"
@@ -41,6 +43,8 @@ typedef struct pstack {
 	uint64_t hash;
 	int rule_cat;        /* category from frame rules (after finish), -1 none */
 	size_t names_off;    /* into p->names (after finish) */
+	uint32_t nnames;     /* its frames there: depth, more where native IPs expand into
+				inlined functions (after finish) */
 } pstack;
 
 typedef struct group {
@@ -64,12 +68,15 @@ typedef struct pthread_state {
 	double te_last_block;  /* 0 uninit, >0 blocked since, <0 running since -t */
 	double te_last_cpu;
 	int64_t te_cpu_group, te_block_group; /* -1 none */
+	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
+	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
 } pthread_state;
 
 typedef struct psession {
 	nt_session_info info;
 	char *name;
 	nt_symtab *sym;
+	nt_native *native;   /* native symbols from ModuleMap events (sym-dwarf.c) */
 	nt_rate *rate;
 	int gc_active;
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
@@ -101,6 +108,8 @@ struct nt_profile {
 
 	const char **names;   /* resolved frame names of all stacks (after finish) */
 	size_t nnames, namescap;
+	const nt_native_frame **natives; /* per names[] entry: its native frame or NULL */
+	size_t nativescap;
 	int finished;
 };
 
@@ -147,6 +156,7 @@ void nt_profile_free(nt_profile *p)
 		return;
 	for (size_t i = 0; i < p->ns; i++) {
 		nt_symtab_free(p->s[i].sym);
+		nt_native_free(p->s[i].native);
 		nt_rate_free(p->s[i].rate);
 		free(p->s[i].name);
 		free(p->s[i].gaps);
@@ -159,6 +169,7 @@ void nt_profile_free(nt_profile *p)
 	free(p->group_ht);
 	free(p->th);
 	free(p->names);
+	free(p->natives);
 	free(p->threads);
 	nt_rules_free(p->own_rules);
 	free(p);
@@ -320,11 +331,18 @@ static int is_runtime(const nt_metadata *m)
 	return strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0;
 }
 
-/* Adds weight w (ns) and one sample to group gi. */
-static void add_to(nt_profile *p, int64_t gi, double w)
+/* Adds weight w (ns) and one sample to group gi; the sample is the one taken at ts (raw)
+ * = tns (ns since the session start), reported to sample_fn. Returns 0 or the hook's
+ * error. */
+static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns, nt_error *err)
 {
-	p->groups[gi].samples++;
-	p->groups[gi].weight += w;
+	group *g = &p->groups[gi];
+	g->samples++;
+	g->weight += w;
+	if (!p->o.sample_fn)
+		return 0;
+	nt_profile_sample ps = {g->session, (uint32_t)gi, g->thread_id, ts, tns, w};
+	return p->o.sample_fn(p->o.hook_ctx, &ps, err);
 }
 
 static uint8_t bracket_cat(const psession *s, const pthread_state *t)
@@ -345,59 +363,75 @@ static uint8_t bracket_cat(const psession *s, const pthread_state *t)
  * is charged to the previous sample's stack, as CPU time when that sample was on CPU
  * (Managed) and as blocked time otherwise. A thread's state starts "uninitialised" and
  * becomes blocked/running only through an External sample, exactly as TraceEvent. */
-static void te_log(nt_profile *p, pthread_state *t, double tms, int64_t gi, int on_cpu)
+static int te_log(nt_profile *p, pthread_state *t, double tms, int64_t gi, int on_cpu,
+		  const nt_event *ev, nt_error *err)
 {
+	int rc = 0;
 	if (on_cpu) {
 		if (t->te_last_block < 0) {
 			if (t->te_last_cpu > 0 && t->te_cpu_group >= 0)
-				add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6);
+				rc = add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6,
+					    t->te_cpu_ts, t->te_cpu_ns, err);
 		} else if (t->te_last_block > 0) {
 			if (t->te_block_group >= 0)
-				add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6);
+				rc = add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6,
+					    t->te_block_ts, t->te_block_ns, err);
 			t->te_last_block = -tms;
 		}
 		t->te_last_cpu = tms;
 		t->te_cpu_group = gi;
+		t->te_cpu_ts = ev->timestamp;
+		t->te_cpu_ns = ev->time_ns;
 	} else {
 		if (t->te_last_block > 0) {
 			if (t->te_block_group >= 0)
-				add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6);
+				rc = add_to(p, t->te_block_group, (tms - t->te_last_block) * 1e6,
+					    t->te_block_ts, t->te_block_ns, err);
 		} else if (t->te_last_block < 0) {
 			if (t->te_last_cpu > 0 && t->te_cpu_group >= 0)
-				add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6);
+				rc = add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6,
+					    t->te_cpu_ts, t->te_cpu_ns, err);
 		}
 		t->te_last_block = tms;
 		t->te_block_group = gi;
+		t->te_block_ts = ev->timestamp;
+		t->te_block_ns = ev->time_ns;
 	}
+	return rc;
 }
 
 /* pyroscope dotnetdiag's per-thread rules (EXPECTED.md §3): the interval ending at a
  * sample is charged to that sample; rel is integer ns with an integer ns-per-tick. */
-static void pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, uint32_t type)
+static int pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, uint32_t type,
+		    const nt_event *ev, nt_error *err)
 {
 	int managed_only = p->o.managed_only;
+	uint64_t ts = ev->timestamp;
+	int64_t tns = ev->time_ns;
+	int rc = 0;
 	if (type == NT_SAMPLE_MANAGED) {
 		if (t->last_ext == 0) {
 			t->last_ext = -1;
 		} else if (t->last_ext < 0) {
 			if (t->last_man > 0 && gi >= 0)
-				add_to(p, gi, (double)(rel - t->last_man));
+				rc = add_to(p, gi, (double)(rel - t->last_man), ts, tns, err);
 		} else {
 			if (!managed_only && gi >= 0)
-				add_to(p, gi, (double)(rel - t->last_ext));
+				rc = add_to(p, gi, (double)(rel - t->last_ext), ts, tns, err);
 			t->last_ext = -rel;
 		}
 		t->last_man = rel;
 	} else if (type == NT_SAMPLE_EXTERNAL) {
 		if (t->last_ext >= 0) {
 			if (t->last_ext > 0 && !managed_only && gi >= 0)
-				add_to(p, gi, (double)(rel - t->last_ext));
+				rc = add_to(p, gi, (double)(rel - t->last_ext), ts, tns, err);
 		} else {
 			if (t->last_man > 0 && gi >= 0)
-				add_to(p, gi, (double)(rel - t->last_man));
+				rc = add_to(p, gi, (double)(rel - t->last_man), ts, tns, err);
 		}
 		t->last_ext = rel;
 	}
+	return rc;
 }
 
 static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
@@ -425,21 +459,18 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 			return NOMEM(p, err);
 		s->info.samples_selected++;
 	}
-	if (compat == NT_COMPAT_NONE) {
-		if (gi >= 0)
-			add_to(p, gi, 0);
-	} else if (compat == NT_COMPAT_PYROSCOPE) {
+	if (compat == NT_COMPAT_NONE)
+		return gi >= 0 ? add_to(p, gi, 0, ev->timestamp, ev->time_ns, err) : 0;
+	if (compat == NT_COMPAT_PYROSCOPE) {
 		if (ev->timestamp < s->info.header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
 		uint64_t per_tick = 1000000000ull / s->info.header.qpc_frequency;
 		int64_t rel = (int64_t)((ev->timestamp - s->info.header.sync_qpc) * per_tick);
-		pyro_log(p, t, rel, gi, type);
-	} else {
-		double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
-			     (double)s->info.header.qpc_frequency;
-		te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED);
+		return pyro_log(p, t, rel, gi, type, ev, err);
 	}
-	return 0;
+	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
+		     (double)s->info.header.qpc_frequency;
+	return te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED, ev, err);
 }
 
 /* TraceEvent also feeds allocation events with stacks to the state machine as on-CPU
@@ -462,8 +493,7 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 	}
 	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
 		     (double)s->info.header.qpc_frequency;
-	te_log(p, t, tms, gi, 1);
-	return 0;
+	return te_log(p, t, tms, gi, 1, ev, err);
 }
 
 int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
@@ -485,6 +515,9 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 			       p->o.compat == NT_COMPAT_PYROSCOPE ? NT_SYMTAB_RUNDOWN_ONLY : 0, err);
 	if (rc)
 		return rc;
+	rc = nt_native_new(&s->native, NULL, err);
+	if (rc)
+		return rc;
 	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
 	if (rc)
 		return rc;
@@ -499,8 +532,11 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 				return rc;
 			continue;
 		}
+		if (p->o.event_fn && (rc = p->o.event_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
+			return rc;
 		const nt_metadata *m = ev->meta;
-		if (nt_symtab_add_event(s->sym, ev, ps) < 0)
+		if (nt_symtab_add_event(s->sym, ev, ps) < 0 ||
+		    nt_native_add_event(s->native, ev, ps) < 0)
 			return NOMEM(p, err);
 		/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
 		 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
@@ -588,21 +624,42 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 		}
 		s->info.rate.gaps = s->gaps;
 	}
-	/* Resolve every stack once: names (leaf first) and the frame-rule category. */
-	size_t total = 0;
-	for (size_t i = 0; i < p->nstacks; i++)
-		total += p->stacks[i].depth;
-	p->names = malloc((total ? total : 1) * sizeof(char *));
-	if (!p->names)
-		return NOMEM(p, err);
+	/* Resolve every stack once: names (leaf first) and the frame-rule category. An IP
+	 * that no managed method covers, in a session with a module map, is native: it becomes
+	 * its inlined functions (innermost first) and the function they are in. Frames above
+	 * the leaf are return addresses, looked up at ip - 1 (the call), as addr2line users do. */
 	size_t k = 0;
+	if (nt_grow((void **)&p->names, &p->namescap, 1, sizeof(char *)) ||
+	    nt_grow((void **)&p->natives, &p->nativescap, 1, sizeof(*p->natives)))
+		return NOMEM(p, err);
 	for (size_t i = 0; i < p->nstacks; i++) {
 		pstack *st = &p->stacks[i];
-		const nt_symtab *sym = p->s[st->session].sym;
+		psession *s = &p->s[st->session];
+		int native = nt_native_module_count(s->native) > 0;
 		st->names_off = k;
-		for (uint32_t d = 0; d < st->depth; d++)
-			p->names[k++] = nt_symtab_name(sym, p->ips[st->off + d]);
-		st->rule_cat = nt_rules_match(p->rules, p->names + st->names_off, st->depth);
+		for (uint32_t d = 0; d < st->depth; d++) {
+			uint64_t ip = p->ips[st->off + d];
+			const char *name = nt_symtab_name(s->sym, ip);
+			const nt_native_frame *nf = NULL;
+			size_t n = 1;
+			if (native && strcmp(name, "?!?") == 0) {
+				int rc = nt_native_resolve(s->native, d > 0 && ip > 0 ? ip - 1 : ip, &nf,
+							   &n, err);
+				if (rc)
+					return rc;
+				if (n == 0)
+					n = 1; /* in no module: stays "?!?" */
+			}
+			if (nt_grow((void **)&p->names, &p->namescap, k + n, sizeof(char *)) ||
+			    nt_grow((void **)&p->natives, &p->nativescap, k + n, sizeof(*p->natives)))
+				return NOMEM(p, err);
+			for (size_t j = 0; j < n; j++, k++) {
+				p->names[k] = nf ? nf[j].name : name;
+				p->natives[k] = nf ? &nf[j] : NULL;
+			}
+		}
+		st->nnames = (uint32_t)(k - st->names_off);
+		st->rule_cat = nt_rules_match(p->rules, p->names + st->names_off, st->nnames);
 	}
 	p->nnames = k;
 	/* Default weights: each sample carries its session's inferred interval; when too few
@@ -671,17 +728,21 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		sg.sample_type = g->stype;
 		sg.samples = g->samples;
 		sg.weight_ns = g->weight;
-		sg.depth = st->depth;
+		sg.depth = st->nnames;
 		sg.frames = p->names + st->names_off;
+		sg.group = (uint32_t)i;
+		sg.stack = g->stack;
+		sg.ips = p->ips + st->off;
+		sg.nips = st->depth;
 		if (te) {
-			if (nt_grow((void **)&scratch, &scap, (size_t)st->depth + 1, sizeof(char *))) {
+			if (nt_grow((void **)&scratch, &scap, (size_t)st->nnames + 1, sizeof(char *))) {
 				free(scratch);
 				return NT_ENOMEM;
 			}
 			scratch[0] = g->stype == NT_SAMPLE_MANAGED ? "CPU_TIME" : "UNMANAGED_CODE_TIME";
-			memcpy(scratch + 1, p->names + st->names_off, st->depth * sizeof(char *));
+			memcpy(scratch + 1, p->names + st->names_off, st->nnames * sizeof(char *));
 			sg.frames = scratch;
-			sg.depth = st->depth + 1;
+			sg.depth = st->nnames + 1;
 		}
 		rc = fn(ctx, &sg);
 		if (rc) {
@@ -691,4 +752,24 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 	}
 	free(scratch);
 	return 0;
+}
+
+nt_native *nt_profile_native(nt_profile *p, size_t session)
+{
+	if (session >= p->ns || nt_profile_finish(p, NULL))
+		return NULL;
+	nt_native *nn = p->s[session].native;
+	return nt_native_module_count(nn) ? nn : NULL;
+}
+
+const nt_native_frame *nt_profile_frame_native(nt_profile *p, const nt_sample_group *g,
+					       uint32_t i)
+{
+	if (!p->finished || !g || g->stack >= p->nstacks)
+		return NULL;
+	const pstack *st = &p->stacks[g->stack];
+	uint32_t pseudo = p->o.compat == NT_COMPAT_TRACEEVENT; /* frames[0] is CPU_TIME... */
+	if (i < pseudo || i - pseudo >= st->nnames)
+		return NULL;
+	return p->natives[st->names_off + i - pseudo];
 }

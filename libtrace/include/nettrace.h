@@ -755,11 +755,17 @@ NT_API int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_
 /* A stack source over folded text: "root;...;leaf COUNT" lines (nettrace-fold,
  * flamegraph.pl's stackcollapse-*, inferno), COUNT a decimal number ("12", "0.5"); blank
  * lines are skipped and CRLF is accepted. unit (enum nt_unit) says what COUNT is. The text
- * is borrowed (it must outlive the source) and parsed by each export: a malformed line
- * fails the export with NT_EFORMAT, "NAME: line N: ..." and the line's byte offset.
- * name names the input in messages and outputs. */
+ * is borrowed (it must outlive the source) and parsed by each export, fast (no copy, one
+ * pass): a malformed line fails the export with NT_EFORMAT, "line N: ..." and the line's
+ * byte offset in its text; nt_stacks_error_input() then names that text. name names the
+ * input in outputs (the speedscope profile) and errors. */
 NT_API int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int unit,
 				 const char *name, nt_error *err);
+/* Appends another folded text to a folded source (its lines follow the earlier ones). */
+NT_API int nt_stacks_add_folded(nt_stacks *s, const char *text, size_t len, const char *name,
+				nt_error *err);
+/* Name of the folded text whose line failed the last export, or NULL. Borrowed. */
+NT_API const char *nt_stacks_error_input(const nt_stacks *s);
 NT_API void nt_stacks_free(nt_stacks *s);
 
 typedef struct nt_flame_opts {
@@ -794,7 +800,8 @@ NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 
 typedef struct nt_pprof_opts {
 	size_t sz;    /* sizeof(nt_pprof_opts) */
-	int level;    /* gzip level 1..9; 0 = the default (6); -1 = no compression */
+	int level;    /* gzip level 1..9; 0 = the default, 1 (fastest, as Go's runtime/pprof);
+			 -1 = no compression */
 } nt_pprof_opts;
 
 /* Writes a gzip'd pprof profile.proto: one Sample per stack (locations leaf first) with
@@ -906,13 +913,137 @@ typedef struct nt_sql_row {
 /* Row callback: everything it gets is borrowed for the call. Non-zero stops the query. */
 typedef int (*nt_sql_row_fn)(void *ctx, const nt_sql_row *row);
 
-/* Runs each statement of sql in turn. For a statement that returns columns, fn is called
- * once with values == NULL (its column names, even when no row follows) and then once per
- * row. Returns 0, fn's non-zero value, or NT_ESQL with "SQL error: <SQLite's message>"
+/* Runs each statement of sql in turn. For a statement that returns columns, fn (NULL: none)
+ * is called once with values == NULL (its column names, even when no row follows) and then
+ * once per row. Returns 0, fn's non-zero value, or NT_ESQL with "SQL error: <SQLite's message>"
  * (and where in sql it happened, when SQLite says) for a statement that fails; statements
  * before it have run. */
 NT_API int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx,
 			  nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Native symbols (sym-dwarf.c): IP -> "module!function" frames through the module map the
+ * sampler records (ModuleMap events, doc/format/sampler-events.md), with ELF symbols, the
+ * DWARF inline chain (each inlined function is a frame of its own) and file:line.
+ *
+ * An IP maps to the module whose [Base, Base + Size) contains it, then to the file offset
+ * ip - Base + FileOffset, then through the file's PT_LOAD headers to the address addr2line
+ * takes (nt_native_frame.elf_address). Answers agree with "addr2line -i -f",
+ * "eu-addr2line -i -f" and llvm-symbolizer for that address. Files are opened lazily, on
+ * the first address that falls into them; a missing file, a build id that differs from the
+ * recorded one, or a file with no symbols gives the frame "module+0xOFFSET" (the file
+ * offset, in hex) and a module status (nt_native_module_at()) that says why. A file
+ * without DWARF gives ELF symbols only; its DWARF may also come from
+ * DEBUG_DIR/.build-id/xx/yyyy.debug. Results are cached per resolver (one per trace).
+ * Return addresses: callers of a sampled frame should be looked up at ip - 1, the call
+ * instruction, as addr2line users do (nt_profile does).
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_native nt_native;
+
+enum nt_native_flags {
+	/* Read DIEs only through libdwarf's API, not also directly from the section bytes
+	 * (slower; the reference the direct reader is tested against). */
+	NT_NATIVE_LIBDWARF_ONLY = 1u << 0,
+};
+
+typedef struct nt_native_opts {
+	size_t sz;             /* sizeof(nt_native_opts) */
+	const char *root;      /* prefix for module paths (a sysroot, a container's root);
+				  NULL = none */
+	const char *debug_dir; /* separate debug files; NULL = "/usr/lib/debug" (also under
+				  root); "" = do not look for them */
+	unsigned flags;        /* enum nt_native_flags */
+} nt_native_opts;
+
+/* One frame of a resolved address. Strings are borrowed from the resolver (valid until
+ * nt_native_free()). Fields may be appended in later versions. */
+typedef struct nt_native_frame {
+	const char *name;       /* frame name for tools: "module!function", or "module+0x1a2b"
+				   (file offset) when the function is unknown; never NULL */
+	const char *function;   /* DWARF (linkage name first, as addr2line) or ELF symbol
+				   name; NULL when unknown */
+	const char *file;       /* source file, absolute when DWARF says so; NULL if unknown */
+	uint32_t line;          /* 0 when unknown */
+	uint32_t column;        /* 0 when unknown */
+	uint32_t inline_depth;  /* 0: the function the code belongs to; n: inlined n levels
+				   into it (frames come innermost first, depth decreasing) */
+	const char *module;     /* file name of the module path ("libc.so.6") */
+	const char *module_path; /* the path recorded in the trace */
+	uint64_t file_offset;   /* ip - Base + FileOffset */
+	uint64_t elf_address;   /* the address looked up in the file (addr2line's input),
+				   UINT64_MAX when the file was not read */
+} nt_native_frame;
+
+/* Module status, known once an address in it was resolved. */
+enum nt_native_status {
+	NT_NATIVE_UNUSED = 0,      /* no address resolved in it yet (file not opened) */
+	NT_NATIVE_OK,              /* DWARF: functions, inline chain, file:line */
+	NT_NATIVE_SYMBOLS_ONLY,    /* no DWARF: ELF symbols only */
+	NT_NATIVE_NO_SYMBOLS,      /* neither DWARF nor ELF symbols: module+0xOFFSET */
+	NT_NATIVE_MISSING,         /* the file cannot be opened: module+0xOFFSET */
+	NT_NATIVE_BUILD_ID_MISMATCH, /* the file is not the one traced: module+0xOFFSET */
+	NT_NATIVE_BAD_FILE,        /* not an ELF file we can read: module+0xOFFSET */
+};
+
+typedef struct nt_native_module {
+	const char *path;          /* as recorded */
+	const char *name;          /* file name of path */
+	uint64_t base, size, file_offset;
+	const char *build_id;      /* recorded (lowercase hex), "" if none */
+	const char *file_build_id; /* found in the file, "" if none or not opened */
+	int status;                /* enum nt_native_status */
+	const char *message;       /* why the status is not OK ("build id mismatch: trace
+				      1a2b..., file 3c4d...", "cannot open: No such file or
+				      directory", ...), "" otherwise */
+	uint64_t lookups;          /* distinct addresses resolved in the module */
+} nt_native_module;
+
+/* Creates an empty resolver. Fails with NT_ENOMEM.
+ * Thread safety: none (lookups fill caches); use one nt_native per thread. */
+NT_API int nt_native_new(nt_native **out, const nt_native_opts *opts, nt_error *err);
+NT_API void nt_native_free(nt_native *nn);
+/* Adds a mapping: [base, base + size) holds path's bytes from file_offset on. build_id is
+ * the expected GNU build id in hex (NULL or "" = do not check). Identical mappings are
+ * recorded once. Fails with NT_EINVAL (size 0 or base + size overflows) or NT_ENOMEM. */
+NT_API int nt_native_add_module(nt_native *nn, uint64_t base, uint64_t size,
+				uint64_t file_offset, const char *path, const char *build_id,
+				nt_error *err);
+/* Records a libnettrace-Sampler ModuleMap event (fields read by name). Returns 1 if used,
+ * 0 if not a ModuleMap event or malformed, < 0 on allocation failure. */
+NT_API int nt_native_add_event(nt_native *nn, const nt_event *ev, uint32_t pointer_size);
+/* Resolves ip: *frames gets *n frames, innermost inlined function first, the function the
+ * code belongs to last; *n is 0 when no module covers ip. Borrowed until nt_native_free().
+ * Fails only with NT_ENOMEM (file problems give module+0xOFFSET frames). */
+NT_API int nt_native_resolve(nt_native *nn, uint64_t ip, const nt_native_frame **frames,
+			     size_t *n, nt_error *err);
+/* The frames of one address, as nt_native_resolve() gives them. */
+typedef struct nt_native_result {
+	const nt_native_frame *frames;
+	size_t n;
+} nt_native_result;
+/* Resolves n addresses in address order (sorted here: compile units and line tables are
+ * read in one pass each) and, when out is not NULL, sets out[i] to the frames of ips[i].
+ * nt_native_resolve() on them is a cache hit afterwards. Fails only with NT_ENOMEM. */
+NT_API int nt_native_resolve_batch(nt_native *nn, const uint64_t *ips, size_t n,
+				   nt_native_result *out, nt_error *err);
+/* Modules in the order they were added. module_at returns 1, or 0 when i is out of range;
+ * the strings are borrowed until nt_native_free(). */
+NT_API size_t nt_native_module_count(const nt_native *nn);
+NT_API int nt_native_module_at(const nt_native *nn, size_t i, nt_native_module *out);
+/* "ok", "symbols only", "no symbols", "missing", "build id mismatch", "bad file", "unused". */
+NT_API const char *nt_native_status_name(int status);
+
+/* The native resolver of a profile's session (NULL when the session has no module map, or
+ * i is out of range); finishes p if needed. Borrowed until nt_profile_free(). */
+NT_API nt_native *nt_profile_native(nt_profile *p, size_t session);
+/* The native frame behind g->frames[i] of a group nt_profile_foreach() gave (found by
+ * g->stack): its file, line, module..., or NULL for a frame that is not native (managed,
+ * "?!?", the TraceEvent pseudo-frame). Borrowed until nt_profile_free(). A native IP can
+ * give several frames (its inline chain), so g->depth may exceed g->nips (+1 with the
+ * pseudo-frame); frames of one IP share its file_offset. */
+NT_API const nt_native_frame *nt_profile_frame_native(nt_profile *p, const nt_sample_group *g,
+						      uint32_t i);
 
 #ifdef __cplusplus
 }

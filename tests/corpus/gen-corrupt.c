@@ -631,6 +631,29 @@ static void build_v6(nbuf *b, int variant)
 		nb_free(&row);
 	}
 	nb_v6_block_end(b, at);
+	/* LabelList block: list 1 = activity id, related activity id, trace id, span id,
+	 * key/value strings, key + varint, keywords, then (last) opcode */
+	at = nb_v6_block_begin(b, 8);
+	nb_u32(b, 1);
+	nb_u32(b, 1);
+	for (uint8_t kind = 1; kind <= 3; kind++) {
+		nb_u8(b, kind);
+		for (int i = 0; i < 16; i++)
+			nb_u8(b, (uint8_t)(kind * 16 + i));
+	}
+	nb_u8(b, 4);
+	nb_u64(b, 99);
+	nb_u8(b, 5);
+	nb_str6(b, "k");
+	nb_str6(b, "v");
+	nb_u8(b, 6);
+	nb_str6(b, "n");
+	nb_var(b, 7);
+	nb_u8(b, 8);
+	nb_u64(b, 0x40);
+	nb_u8(b, 0x80 | 7);
+	nb_u8(b, 2);
+	nb_v6_block_end(b, at);
 	/* Stack block: id 1 = {0x1000, 0x2000} */
 	at = nb_v6_block_begin(b, 5);
 	nb_u32(b, 1);
@@ -653,7 +676,24 @@ static void build_v6(nbuf *b, int variant)
 		nb_ev e = {1, 1, 1, 0, 2, 1, 2000, 1, pl.p, (uint32_t)pl.len};
 		if (variant == 1)
 			e.plen = 0;
-		nb_cev(b, &s, &e);
+		if (variant == 0) {
+			/* first event with every flag: 0x10 is the label list id in V6 */
+			nb_u8(b, 0xDF);
+			nb_var(b, 1);
+			nb_var(b, 0);
+			nb_var(b, 1);
+			nb_var(b, 0);
+			nb_var(b, 2);
+			nb_var(b, 1);
+			nb_var(b, 2000);
+			nb_var(b, 1);
+			nb_var(b, pl.len);
+			nb_bytes(b, pl.p, pl.len);
+			s.prev = e;
+			s.prev.sorted = 0;
+		} else {
+			nb_cev(b, &s, &e);
+		}
 		e.seq = 2;
 		e.ts = 2100;
 		e.sorted = 0;
@@ -676,8 +716,168 @@ static void build_v6(nbuf *b, int variant)
 	nb_u32(b, 0); /* EndOfStream */
 }
 
+/* A V4 file with V5 metadata exercising every payload type: V1 fields of each scalar
+ * type and a nested object, V2Params with arrays (of u32, of objects, of strings), an
+ * OpCode and an unknown tag; a built-in runtime event with pointer fields; stacks; an
+ * uncompressed EventBlock; two capture threads with a negative timestamp delta and an SP.
+ * ptrsize 4 or 8. */
+static void build_v5_rich(nbuf *b, uint32_t ps)
+{
+	nb_v4_header(b, ps, 1000, 10000000);
+	nbuf md[3] = {{NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}};
+	/* 1: every V1 scalar type, then Object {u8 X, string S} */
+	nb_meta5_head(&md[0], 1, "Rich", 1, "AllTypes", 0xF, 2, 5);
+	static const uint32_t types[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+	nb_u32(&md[0], 17);
+	for (size_t i = 0; i < 16; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "T%u", types[i]);
+		nb_u32(&md[0], types[i]);
+		nb_utf16z(&md[0], name);
+	}
+	nb_u32(&md[0], 1);
+	nb_u32(&md[0], 2);
+	nb_u32(&md[0], 6);
+	nb_utf16z(&md[0], "X");
+	nb_u32(&md[0], 18);
+	nb_utf16z(&md[0], "S");
+	nb_utf16z(&md[0], "Obj");
+	nb_u32(&md[0], 1); /* OpCode 11 */
+	nb_u8(&md[0], 1);
+	nb_u8(&md[0], 11);
+	nb_u32(&md[0], 2); /* unknown tag */
+	nb_u8(&md[0], 77);
+	nb_u16(&md[0], 0);
+	/* 2: V2Params: u32[] A, Object{u16 P}[] O, string[] S */
+	nb_meta5_head(&md[1], 2, "Rich", 2, "Arrays", 0, 0, 4);
+	nb_u32(&md[1], 0);
+	nbuf v2 = {NULL, 0, 0};
+	nb_u32(&v2, 3);
+	size_t f = v2.len;
+	nb_u32(&v2, 0);
+	nb_utf16z(&v2, "A");
+	nb_u32(&v2, 19);
+	nb_u32(&v2, 10);
+	nb_set32(&v2, f, (uint32_t)(v2.len - f));
+	f = v2.len;
+	nb_u32(&v2, 0);
+	nb_utf16z(&v2, "O");
+	nb_u32(&v2, 19);
+	nb_u32(&v2, 1);
+	nb_u32(&v2, 1);
+	size_t g = v2.len;
+	nb_u32(&v2, 0);
+	nb_utf16z(&v2, "P");
+	nb_u32(&v2, 8);
+	nb_set32(&v2, g, (uint32_t)(v2.len - g));
+	nb_set32(&v2, f, (uint32_t)(v2.len - f));
+	f = v2.len;
+	nb_u32(&v2, 0);
+	nb_utf16z(&v2, "S");
+	nb_u32(&v2, 19);
+	nb_u32(&v2, 18);
+	nb_set32(&v2, f, (uint32_t)(v2.len - f));
+	nb_u32(&md[1], (uint32_t)v2.len);
+	nb_u8(&md[1], 2);
+	nb_bytes(&md[1], v2.p, v2.len);
+	nb_free(&v2);
+	/* 3: runtime ContentionStart version 2 (built-in layout with pointer fields) */
+	nb_meta5_head(&md[2], 3, "Microsoft-Windows-DotNETRuntime", 81, "", 0x4000, 2, 4);
+	nb_v4_metadata_block(b, md, 3);
+	for (int i = 0; i < 3; i++)
+		nb_free(&md[i]);
+	uint64_t s1[3] = {0x7f0010, 0x7f0020, 0x7f0030};
+	const uint64_t *stk[2] = {s1, s1};
+	uint32_t depth[2] = {3, 1};
+	nb_v4_stack_block(b, 1, 2, depth, stk, ps);
+
+	/* payloads */
+	nbuf p1 = {NULL, 0, 0}, p2 = {NULL, 0, 0}, p3 = {NULL, 0, 0};
+	nb_u32(&p1, 1);          /* bool32 */
+	nb_u16(&p1, 'c');        /* char */
+	nb_u8(&p1, 0x80);        /* i8 */
+	nb_u8(&p1, 0xff);        /* u8 */
+	nb_u16(&p1, 0x8000);     /* i16 */
+	nb_u16(&p1, 0xffff);     /* u16 */
+	nb_u32(&p1, 0x80000000u); /* i32 */
+	nb_u32(&p1, 0xffffffffu); /* u32 */
+	nb_u64(&p1, 0x8000000000000000ull);
+	nb_u64(&p1, 0xffffffffffffffffull);
+	nb_u32(&p1, 0x3fc00000u); /* f32 1.5 */
+	nb_u64(&p1, 0x7ff0000000000000ull); /* f64 +inf: rendered as null */
+	for (int i = 0; i < 16; i++)
+		nb_u8(&p1, (uint8_t)i); /* decimal */
+	nb_u64(&p1, 132000000000000000ull); /* datetime */
+	for (int i = 0; i < 16; i++)
+		nb_u8(&p1, (uint8_t)(0xf0 + i)); /* guid */
+	nb_utf16z(&p1, "q\"b\\c\x01");
+	nb_u8(&p1, 7);
+	nb_utf16z(&p1, "in");
+	nb_u16(&p2, 2);
+	nb_u32(&p2, 10);
+	nb_u32(&p2, 20);
+	nb_u16(&p2, 2);
+	nb_u16(&p2, 1);
+	nb_u16(&p2, 2);
+	nb_u16(&p2, 1);
+	nb_utf16z(&p2, "x");
+	nb_u8(&p3, 1);
+	nb_u16(&p3, 9);
+	for (uint32_t i = 0; i < 2; i++) {
+		if (ps == 8)
+			nb_u64(&p3, 0x1000 + i);
+		else
+			nb_u32(&p3, 0x1000 + i);
+	}
+	nb_u64(&p3, 4242);
+
+	/* compressed block: thread 10 (sorted 100, 300), thread 20 (sorted 200: negative) */
+	size_t at = nb_v4_block_begin(b, "EventBlock");
+	nb_blk_header(b, 1, 100, 300);
+	nb_hdrstate st;
+	nb_hdr_reset(&st);
+	nb_ev ev[4] = {{1, 1, 10, 0, 10, 1, 100, 1, p1.p, (uint32_t)p1.len},
+		       {2, 2, 10, 0, 10, 2, 300, 0, p2.p, (uint32_t)p2.len},
+		       {3, 1, 20, 1, 21, 0, 200, 1, p3.p, (uint32_t)p3.len},
+		       {3, 5, 20, 1, 21, 9, 250, 0, p3.p, (uint32_t)p3.len}};
+	for (int i = 0; i < 4; i++)
+		nb_cev(b, &st, &ev[i]);
+	nb_v4_block_end(b, at);
+	/* uncompressed block */
+	at = nb_v4_block_begin(b, "EventBlock");
+	nb_blk_header(b, 0, 400, 500);
+	nb_ev u1 = {2, 3, 10, 0, 10, 0, 400, 1, p2.p, (uint32_t)p2.len};
+	nb_ev u2 = {1, 4, 10, 0, 10, 1, 500, 0, p1.p, (uint32_t)p1.len};
+	nb_uev(b, &u1);
+	nb_uev(b, &u2);
+	nb_v4_block_end(b, at);
+	uint64_t tids[2] = {10, 20};
+	uint32_t seqs[2] = {4, 7};
+	nb_v4_sp_block(b, 600, 2, tids, seqs);
+	nb_v4_end(b);
+	nb_free(&p1);
+	nb_free(&p2);
+	nb_free(&p3);
+}
+
 static void gen_synthetic(void)
 {
+	{
+		nbuf r = {NULL, 0, 0};
+		build_v5_rich(&r, 8);
+		emit("ok-v5-rich.nettrace", r.p, r.len);
+		for (size_t off = 0x66; off < r.len; off++) {
+			nbuf c = {NULL, 0, 0};
+			nb_bytes(&c, r.p, r.len);
+			c.p[off] ^= 0xff;
+			emitf(c.p, c.len, "any-v5-rich-flip-%04zu.nettrace", off);
+			nb_free(&c);
+		}
+		nb_free(&r);
+		build_v5_rich(&r, 4);
+		emit("ok-v5-rich-ptr4.nettrace", r.p, r.len);
+		nb_free(&r);
+	}
 	nbuf b = {NULL, 0, 0};
 	build_v6(&b, 0);
 	emit("ok-v6.nettrace", b.p, b.len);

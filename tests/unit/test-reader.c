@@ -1002,6 +1002,46 @@ static void test_reader_v6_stream(void)
 		   "V6: optional metadata opcode, level, version, keywords");
 		nt_reader_free(r);
 	}
+	/* Label lists end at a sequence point, like stacks (spec §7.5). */
+	{
+		nbuf c = {NULL, 0, 0};
+		static const char *const k[] = {"ProcessId"};
+		static const char *const v[] = {"1"};
+		nb_v6_header(&c);
+		nb_v6_trace_block(&c, 8, 0, 1000, 1, k, v);
+		size_t at = nb_v6_block_begin(&c, 3);
+		nb_u16(&c, 0);
+		nb_bytes(&c, "\x08\x00\x01\x01P\x01\x01" "E\x00\x00", 10); /* id 1, P/E, no fields */
+		nb_v6_block_end(&c, at);
+		at = nb_v6_block_begin(&c, 8);
+		nb_u32(&c, 1);
+		nb_u32(&c, 1);
+		nb_u8(&c, 0x80 | 1);
+		for (int i = 0; i < 16; i++)
+			nb_u8(&c, 0x22);
+		nb_v6_block_end(&c, at);
+		for (int region = 0; region < 2; region++) {
+			at = nb_v6_block_begin(&c, 2);
+			nb_blk_header(&c, 1, 0, 0);
+			/* flags 0x53: metadata id, seq/capture/proc, label list, sorted */
+			nb_bytes(&c, "\x53\x01\x00\x01\x00", 5);
+			nb_var(&c, 10 + (uint64_t)region * 100);
+			nb_var(&c, 1);
+			nb_v6_block_end(&c, at);
+			at = nb_v6_block_begin(&c, 4);
+			nb_u64(&c, 50 + (uint64_t)region * 100);
+			nb_u32(&c, 0);
+			nb_u32(&c, 0);
+			nb_v6_block_end(&c, at);
+		}
+		nb_u32(&c, 0);
+		result lr;
+		read_mem(c.p, c.len, 0, &lr);
+		ok(lr.rc == 0 && lr.n == 2 && lr.ev[0].activity_id[0] == 0x22 &&
+			   lr.ev[1].activity_id[0] == 0 && lr.ev[1].activity_id[15] == 0,
+		   "V6: label list 1 applies before the sequence point, not after it");
+		nb_free(&c);
+	}
 	/* Major version 7 is refused, with the offset of the version field. */
 	b.p[12] = 7;
 	result res;

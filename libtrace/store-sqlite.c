@@ -1,0 +1,1640 @@
+/* SPDX-License-Identifier: MIT */
+/* store-sqlite.c - the SQLite store: profiles as a database (doc/sqlite-schema.md) and SQL
+ * queries over it. Samples and events stream in from the profile's hooks while the traces
+ * are read (one prepared INSERT each); stacks (interned functions, modules, frames and a
+ * prefix tree of callsites), sample groups, threads and sessions are written once the
+ * profile is finished. An import is one transaction on a temporary file that commit renames
+ * into place. The only file that includes sqlite3.h.
+ *
+ * Size: a sample costs one row of sample_rows (time, group, weight only with --compat),
+ * about 20 bytes; what a sample shares with others of its group (session, thread, callsite,
+ * category, type) is stored once in sample_groups, and the view "samples" joins the two.
+ * Not here: reading, weighting and categorising samples (profile.c), printing results
+ * (tools/nettrace-sql.c). */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ schema */
+
+/* application_id "NTSQ": lets `file` and other tools tell our databases apart. */
+#define STORE_APP_ID 0x4E545351
+
+/* Written into a new database, in one transaction with the import. Every table, column
+ * and view is documented in doc/sqlite-schema.md (keep the two in step). */
+static const char SCHEMA_SQL[] =
+	"PRAGMA application_id = 1314149201;\n" /* STORE_APP_ID */
+	"PRAGMA user_version = 1;\n"
+	"CREATE TABLE schema_version(version INTEGER NOT NULL, generator TEXT NOT NULL);\n"
+	"INSERT INTO schema_version VALUES (1, 'libnettrace " NT_VERSION_STRING "');\n"
+	"CREATE TABLE sessions(\n"
+	"  id INTEGER PRIMARY KEY, file TEXT NOT NULL, process_id INTEGER, start_utc TEXT,\n"
+	"  qpc_frequency INTEGER, declared_interval_ns INTEGER, inferred_interval_ns REAL,\n"
+	"  schedule TEXT, duration_ns INTEGER, sync_qpc INTEGER, pointer_size INTEGER,\n"
+	"  processors INTEGER, format_version INTEGER, compat TEXT NOT NULL,\n"
+	"  trace_samples INTEGER NOT NULL, samples INTEGER NOT NULL, lost_events INTEGER,\n"
+	"  truncated INTEGER NOT NULL);\n"
+	"CREATE TABLE threads(\n"
+	"  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),\n"
+	"  tid INTEGER NOT NULL, name TEXT);\n"
+	"CREATE INDEX threads_session_tid ON threads(session_id, tid);\n"
+	"CREATE TABLE modules(\n"
+	"  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path TEXT, build_id TEXT);\n"
+	"CREATE TABLE functions(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+	"CREATE TABLE frames(\n"
+	"  id INTEGER PRIMARY KEY, function_id INTEGER NOT NULL REFERENCES functions(id),\n"
+	"  module_id INTEGER REFERENCES modules(id), address INTEGER, file TEXT, line INTEGER,\n"
+	"  inline_depth INTEGER NOT NULL DEFAULT 0, name TEXT NOT NULL);\n"
+	"CREATE INDEX frames_function ON frames(function_id);\n"
+	"CREATE TABLE callsites(\n"
+	"  id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES callsites(id),\n"
+	"  frame_id INTEGER NOT NULL REFERENCES frames(id), depth INTEGER NOT NULL);\n"
+	"CREATE INDEX callsites_parent ON callsites(parent_id);\n"
+	"CREATE INDEX callsites_frame ON callsites(frame_id);\n"
+	"CREATE TABLE sample_groups(\n"
+	"  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),\n"
+	"  thread_id INTEGER NOT NULL REFERENCES threads(id),\n"
+	"  callsite_id INTEGER REFERENCES callsites(id), category TEXT NOT NULL,\n"
+	"  sample_type TEXT NOT NULL, samples INTEGER NOT NULL, weight_ns REAL NOT NULL);\n"
+	"CREATE INDEX sample_groups_callsite ON sample_groups(callsite_id);\n"
+	"CREATE INDEX sample_groups_thread ON sample_groups(thread_id);\n"
+	"CREATE TABLE sample_rows(\n"
+	"  id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,\n"
+	"  group_id INTEGER NOT NULL REFERENCES sample_groups(id), weight_ns REAL);\n"
+	"CREATE TABLE events(\n"
+	"  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),\n"
+	"  thread_id INTEGER REFERENCES threads(id), ts_ns INTEGER NOT NULL,\n"
+	"  provider TEXT NOT NULL, event_id INTEGER NOT NULL, name TEXT NOT NULL,\n"
+	"  duration_ns INTEGER, payload TEXT);\n"
+	/* covering for joins of samples with event intervals (name, session, time range) */
+	"CREATE INDEX events_name ON events(name, session_id, ts_ns, duration_ns, thread_id);\n"
+	/* views */
+	"CREATE VIEW samples AS\n"
+	"  SELECT r.id AS id, g.session_id AS session_id, g.thread_id AS thread_id,\n"
+	"         r.ts_ns AS ts_ns, g.callsite_id AS callsite_id, g.category AS category,\n"
+	"         COALESCE(r.weight_ns, g.weight_ns / g.samples) AS weight_ns,\n"
+	"         g.sample_type AS sample_type, r.group_id AS group_id\n"
+	"  FROM sample_rows r JOIN sample_groups g ON g.id = r.group_id;\n"
+	"CREATE VIEW frame_names AS\n"
+	"  SELECT fr.id AS frame_id, fr.name AS name, m.name AS module, fn.name AS function,\n"
+	"         fr.address AS address, fr.file AS file, fr.line AS line\n"
+	"  FROM frames fr JOIN functions fn ON fn.id = fr.function_id\n"
+	"  LEFT JOIN modules m ON m.id = fr.module_id;\n"
+	"CREATE VIEW callsite_stacks AS\n"
+	"  WITH RECURSIVE st(id, depth, stack) AS (\n"
+	"    SELECT c.id, c.depth, replace(replace(replace(f.name, ';', ':'), char(10), ' '),\n"
+	"                                  char(13), ' ')\n"
+	"    FROM callsites c JOIN frame_names f ON f.frame_id = c.frame_id\n"
+	"    WHERE c.parent_id IS NULL\n"
+	"    UNION ALL\n"
+	"    SELECT c.id, c.depth, st.stack || ';' ||\n"
+	"           replace(replace(replace(f.name, ';', ':'), char(10), ' '), char(13), ' ')\n"
+	"    FROM st JOIN callsites c ON c.parent_id = st.id\n"
+	"    JOIN frame_names f ON f.frame_id = c.frame_id)\n"
+	"  SELECT id AS callsite_id, depth, stack FROM st;\n"
+	"CREATE VIEW sample_stacks AS\n"
+	"  SELECT s.id AS id, s.session_id AS session_id, s.thread_id AS thread_id,\n"
+	"         s.ts_ns AS ts_ns, s.category AS category, s.weight_ns AS weight_ns,\n"
+	"         COALESCE(cs.stack, '[empty stack]') AS stack\n"
+	"  FROM samples s LEFT JOIN callsite_stacks cs ON cs.callsite_id = s.callsite_id;\n"
+	"CREATE VIEW top_self AS\n"
+	"  WITH tot AS (SELECT session_id, SUM(weight_ns) AS w, SUM(samples) AS n\n"
+	"               FROM sample_groups GROUP BY session_id)\n"
+	"  SELECT g.session_id AS session_id, COALESCE(f.name, '[empty stack]') AS frame,\n"
+	"         f.module AS module, f.function AS function, SUM(g.samples) AS samples,\n"
+	"         SUM(g.weight_ns) AS self_ns,\n"
+	"         ROUND(100.0 * SUM(g.weight_ns) / tot.w, 2) AS self_pct\n"
+	"  FROM sample_groups g JOIN tot ON tot.session_id = g.session_id\n"
+	"  LEFT JOIN callsites c ON c.id = g.callsite_id\n"
+	"  LEFT JOIN frame_names f ON f.frame_id = c.frame_id\n"
+	"  GROUP BY g.session_id, COALESCE(f.name, '[empty stack]')\n"
+	"  ORDER BY g.session_id, self_ns DESC, frame;\n"
+	"CREATE VIEW top_total AS\n"
+	"  WITH RECURSIVE\n"
+	"  leaf AS (SELECT session_id, callsite_id, SUM(samples) AS n, SUM(weight_ns) AS w\n"
+	"           FROM sample_groups WHERE callsite_id IS NOT NULL\n"
+	"           GROUP BY session_id, callsite_id),\n"
+	"  up(session_id, leaf, cs, n, w) AS (\n"
+	"    SELECT session_id, callsite_id, callsite_id, n, w FROM leaf\n"
+	"    UNION ALL\n"
+	"    SELECT up.session_id, up.leaf, c.parent_id, up.n, up.w\n"
+	"    FROM up JOIN callsites c ON c.id = up.cs WHERE c.parent_id IS NOT NULL),\n"
+	"  once AS (SELECT DISTINCT up.session_id, up.leaf, f.name AS frame, f.module AS module,\n"
+	"                  f.function AS function, up.n AS n, up.w AS w\n"
+	"           FROM up JOIN callsites c ON c.id = up.cs\n"
+	"           JOIN frame_names f ON f.frame_id = c.frame_id),\n"
+	"  tot AS (SELECT session_id, SUM(weight_ns) AS w FROM sample_groups GROUP BY session_id)\n"
+	"  SELECT once.session_id AS session_id, frame, module, function, SUM(n) AS samples,\n"
+	"         SUM(once.w) AS total_ns, ROUND(100.0 * SUM(once.w) / tot.w, 2) AS total_pct\n"
+	"  FROM once JOIN tot ON tot.session_id = once.session_id\n"
+	"  GROUP BY once.session_id, frame\n"
+	"  ORDER BY once.session_id, total_ns DESC, frame;\n"
+	"CREATE VIEW category_time AS\n"
+	"  SELECT g.session_id AS session_id, g.thread_id AS thread_id, t.tid AS tid,\n"
+	"         t.name AS thread_name, g.category AS category, SUM(g.samples) AS samples,\n"
+	"         SUM(g.weight_ns) AS time_ns,\n"
+	"         ROUND(100.0 * SUM(g.weight_ns) /\n"
+	"               (SELECT SUM(x.weight_ns) FROM sample_groups x\n"
+	"                WHERE x.thread_id = g.thread_id), 2) AS thread_pct\n"
+	"  FROM sample_groups g JOIN threads t ON t.id = g.thread_id\n"
+	"  GROUP BY g.thread_id, g.category\n"
+	"  ORDER BY g.session_id, t.tid, time_ns DESC, g.category;\n";
+
+/* ------------------------------------------------------------------ interning */
+
+/* A hash map from byte strings to int64 values (keys copied into one buffer). */
+typedef struct kslot {
+	uint64_t h;
+	size_t off;    /* key bytes at keys + off */
+	uint32_t len;
+	uint32_t used;
+	int64_t val;
+} kslot;
+
+typedef struct kmap {
+	kslot *s;
+	size_t cap, n;  /* cap: power of two or 0 */
+	uint8_t *keys;
+	size_t klen, kcap;
+} kmap;
+
+static uint64_t khash(const void *k, size_t n)
+{
+	const uint8_t *p = k;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+static void kmap_free(kmap *m)
+{
+	free(m->s);
+	free(m->keys);
+	memset(m, 0, sizeof *m);
+}
+
+static kslot *kmap_slot(const kmap *m, const void *k, size_t n, uint64_t h)
+{
+	size_t i = (size_t)h & (m->cap - 1);
+	for (;;) {
+		kslot *s = &m->s[i];
+		if (!s->used || (s->h == h && s->len == n && memcmp(m->keys + s->off, k, n) == 0))
+			return s;
+		i = (i + 1) & (m->cap - 1);
+	}
+}
+
+/* 1 and *val when k is present, else 0. */
+static int kmap_get(const kmap *m, const void *k, size_t n, int64_t *val)
+{
+	if (!m->cap)
+		return 0;
+	kslot *s = kmap_slot(m, k, n, khash(k, n));
+	if (!s->used)
+		return 0;
+	*val = s->val;
+	return 1;
+}
+
+/* Inserts or replaces k -> val. Returns 0 or -1 when out of memory. */
+static int kmap_put(kmap *m, const void *k, size_t n, int64_t val)
+{
+	if (n > UINT32_MAX)
+		return -1;
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		kslot *ns = calloc(ncap, sizeof *ns);
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->s[i].used)
+				continue;
+			size_t j = (size_t)m->s[i].h & (ncap - 1);
+			while (ns[j].used)
+				j = (j + 1) & (ncap - 1);
+			ns[j] = m->s[i];
+		}
+		free(m->s);
+		m->s = ns;
+		m->cap = ncap;
+	}
+	uint64_t h = khash(k, n);
+	kslot *s = kmap_slot(m, k, n, h);
+	if (s->used) {
+		s->val = val;
+		return 0;
+	}
+	if (n > SIZE_MAX - m->klen || nt_grow((void **)&m->keys, &m->kcap, m->klen + n + 1, 1))
+		return -1;
+	if (n)
+		memcpy(m->keys + m->klen, k, n);
+	s->h = h;
+	s->off = m->klen;
+	s->len = (uint32_t)n;
+	s->used = 1;
+	s->val = val;
+	m->klen += n;
+	m->n++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the store */
+
+typedef struct sthread {
+	int64_t id;          /* threads.id */
+	int64_t session_id;  /* sessions.id */
+	uint64_t tid;
+	char *name;          /* from a ThreadName event, or NULL */
+} sthread;
+
+typedef struct smodule {
+	int64_t id;          /* modules.id */
+	char *name;
+	char *path;          /* NULL until an event gives it */
+	char *build_id;
+	int in_db;           /* row written (1), and with path/build_id (2) */
+} smodule;
+
+/* Start events waiting for their stop (per session, thread, provider and name stem). */
+#define PEND_DEPTH 8
+typedef struct pending {
+	uint32_t n;
+	int64_t id[PEND_DEPTH];  /* events.id of the start */
+	int64_t ts[PEND_DEPTH];  /* its ts_ns */
+} pending;
+
+enum {
+	Q_SAMPLE, Q_SAMPLES, Q_EVENT, Q_DURATION, Q_GROUP, Q_CALLSITE, Q_FRAME, Q_FUNCTION, Q_MODULE,
+	Q_MODULE_INFO, Q_THREAD, Q_SESSION, Q_COUNT
+};
+
+static const char *const STMT_SQL[Q_COUNT] = {
+	[Q_SAMPLE] = "INSERT INTO sample_rows(ts_ns, group_id, weight_ns) VALUES (?1, ?2, ?3)",
+	[Q_SAMPLES] = NULL, /* BATCH rows of (?, ?, ?), built by open_import() */
+	[Q_EVENT] = "INSERT INTO events(session_id, thread_id, ts_ns, provider, event_id, name, "
+		    "payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[Q_DURATION] = "UPDATE events SET duration_ns = ?1 WHERE id = ?2",
+	[Q_GROUP] = "INSERT INTO sample_groups(id, session_id, thread_id, callsite_id, category, "
+		    "sample_type, samples, weight_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[Q_CALLSITE] = "INSERT INTO callsites(id, parent_id, frame_id, depth) VALUES (?1, ?2, ?3, ?4)",
+	[Q_FRAME] = "INSERT INTO frames(id, function_id, module_id, address, file, line, "
+		    "inline_depth, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[Q_FUNCTION] = "INSERT INTO functions(id, name) VALUES (?1, ?2)",
+	[Q_MODULE] = "INSERT INTO modules(id, name, path, build_id) VALUES (?1, ?2, ?3, ?4)",
+	[Q_MODULE_INFO] = "UPDATE modules SET path = COALESCE(path, ?2), "
+			  "build_id = COALESCE(build_id, ?3) WHERE id = ?1",
+	[Q_THREAD] = "INSERT INTO threads(id, session_id, tid, name) VALUES (?1, ?2, ?3, ?4)",
+	[Q_SESSION] = "INSERT INTO sessions(id, file, process_id, start_utc, qpc_frequency, "
+		      "declared_interval_ns, inferred_interval_ns, schedule, duration_ns, sync_qpc, "
+		      "pointer_size, processors, format_version, compat, trace_samples, samples, "
+		      "lost_events, truncated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		      "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+};
+
+/* Samples are inserted BATCH rows per statement: one sqlite3_step() per row would cost
+ * about as much again as the rows themselves (statement start, reset, halt). */
+#define BATCH 128
+
+typedef struct brow {
+	int64_t ts;  /* ts_ns */
+	int64_t gid; /* group_id */
+	double w;    /* weight_ns (compat modes) */
+} brow;
+
+struct nt_store {
+	sqlite3 *db;
+	nt_store_opts o;
+	char *path;             /* the database path given to nt_store_open() */
+	char *tmp;              /* temporary file of an import in progress, or NULL */
+	int in_tx;              /* the import transaction is open */
+	sqlite3_stmt *q[Q_COUNT];
+
+	/* the hooked profile */
+	int hooked;             /* nt_store_hook_profile() was called, add_profile not yet */
+	int compat;             /* its enum nt_compat: samples carry their own weight */
+	int64_t session_base;   /* sessions.id = session_base + 1 + session index */
+	int64_t group_base;     /* sample_groups.id = group_base + 1 + group index */
+	int64_t group_max;      /* highest sample_groups.id referenced so far */
+
+	/* next ids of the tables whose ids the store assigns */
+	int64_t next_thread, next_module, next_function, next_frame, next_callsite;
+
+	kmap functions;         /* name -> functions.id */
+	kmap modules;           /* name -> index in mods */
+	kmap frames;            /* (function, module, address) -> frames.id */
+	kmap callsites;         /* (parent, frame) -> callsites.id */
+	kmap threadmap;         /* (sessions.id, tid) -> index in threads */
+	kmap pendmap;           /* (sessions.id, tid, provider, stem) -> index in pend */
+	sthread *threads;
+	size_t nthreads, threadcap;
+	size_t threads_written; /* threads[0..threads_written) are in the database */
+	smodule *mods;
+	size_t nmods, modcap;
+	pending *pend;
+	size_t npend, pendcap;
+	int64_t *stack_cs;      /* profile stack index -> callsites.id + 1 (0: not yet) */
+	size_t stack_cscap;
+	uint64_t *fr_ip;        /* group_callsite(): the address of each frame */
+	size_t fr_ipcap;
+	const nt_native_frame **fr_nf; /* ... and its native symbol, or NULL */
+	size_t fr_nfcap;
+
+	brow batch[BATCH];      /* samples not yet inserted */
+	size_t nbatch;
+	nt_membuf json;         /* payload of the event being inserted */
+	nt_store_stats stats;
+	uint64_t rows_hooked;   /* sample rows inserted by the hook for the current profile */
+};
+
+/* Fills err from the database's last error. */
+static int sql_fail(nt_store *st, nt_error *err, const char *what)
+{
+	return nt_fail(err, NT_ESQL, NT_NO_OFFSET, "%s: %s", what,
+		       st->db ? sqlite3_errmsg(st->db) : "no database");
+}
+
+#define NOMEM(err) nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory in the SQLite store")
+
+int nt_store_probe(const void *buf, size_t len)
+{
+	return buf && len >= 16 && memcmp(buf, "SQLite format 3", 16) == 0;
+}
+
+const char *nt_store_temp_path(const nt_store *st)
+{
+	return st ? st->tmp : NULL;
+}
+
+void nt_store_stats_get(const nt_store *st, nt_store_stats *out)
+{
+	*out = st->stats;
+}
+
+static int exec(nt_store *st, const char *sql, nt_error *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQLite: %s",
+				 msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+/* The single integer a query returns (*out unchanged when no row). */
+static int query_int(nt_store *st, const char *sql, int64_t *out, nt_error *err)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+		return sql_fail(st, err, "cannot read the database");
+	int rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+		*out = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_fail(st, err, "cannot read the database");
+	return 0;
+}
+
+static void close_db(nt_store *st)
+{
+	for (int i = 0; i < Q_COUNT; i++) {
+		sqlite3_finalize(st->q[i]);
+		st->q[i] = NULL;
+	}
+	if (st->db)
+		sqlite3_close(st->db);
+	st->db = NULL;
+}
+
+void nt_store_free(nt_store *st)
+{
+	if (!st)
+		return;
+	close_db(st);
+	if (st->tmp) {
+		unlink(st->tmp);
+		free(st->tmp);
+	}
+	free(st->path);
+	kmap_free(&st->functions);
+	kmap_free(&st->modules);
+	kmap_free(&st->frames);
+	kmap_free(&st->callsites);
+	kmap_free(&st->threadmap);
+	kmap_free(&st->pendmap);
+	for (size_t i = 0; i < st->nthreads; i++)
+		free(st->threads[i].name);
+	free(st->threads);
+	for (size_t i = 0; i < st->nmods; i++) {
+		free(st->mods[i].name);
+		free(st->mods[i].path);
+		free(st->mods[i].build_id);
+	}
+	free(st->mods);
+	free(st->pend);
+	free(st->stack_cs);
+	free(st->fr_ip);
+	free(st->fr_nf);
+	nt_membuf_free(&st->json);
+	free(st);
+}
+
+/* ------------------------------------------------------------------ opening */
+
+/* Read-only databases: map the file and keep more pages, so that joins which revisit rows
+ * (samples against events) read memory rather than issue a pread() per page. */
+static int query_settings(nt_store *st, nt_error *err)
+{
+	return exec(st, "PRAGMA mmap_size = 268435456; PRAGMA cache_size = -65536", err);
+}
+
+/* Checks the schema of an open database. *empty = 1 when it has no table at all (a new
+ * database, or one an SQLite client created empty). */
+static int check_schema(nt_store *st, const char *path, int *empty, nt_error *err)
+{
+	int64_t ntables = 0, has_version = 0, version = -1;
+	*empty = 0;
+	if (query_int(st, "SELECT COUNT(*) FROM sqlite_schema", &ntables, err))
+		return nt_fail(err, NT_EFORMAT, NT_NO_OFFSET, "%s: cannot read the database", path);
+	if (ntables == 0) {
+		*empty = 1;
+		return 0;
+	}
+	if (query_int(st,
+		      "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND "
+		      "name = 'schema_version'",
+		      &has_version, err))
+		return err ? err->code : NT_ESQL;
+	if (!has_version)
+		return nt_fail(err, NT_EFORMAT, NT_NO_OFFSET,
+			       "%s: not a nettrace database (no schema_version table)", path);
+	if (query_int(st, "SELECT MAX(version) FROM schema_version", &version, err))
+		return err ? err->code : NT_ESQL;
+	/* The header's user_version carries the same number: a tool that changed one but not
+	 * the other wrote something this version does not know either. */
+	int64_t user_version = -1;
+	if (query_int(st, "PRAGMA user_version", &user_version, err))
+		return err ? err->code : NT_ESQL;
+	if (version == NT_STORE_SCHEMA_VERSION && user_version != version)
+		version = user_version;
+	if (version != NT_STORE_SCHEMA_VERSION)
+		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET,
+			       "%s: unknown schema_version %" PRId64
+			       " (this version of libnettrace appends to version %d only)",
+			       path, version, NT_STORE_SCHEMA_VERSION);
+	return 0;
+}
+
+/* Creates the temporary file next to path: ".NAME.PID.N.tmp" in its directory, exclusive,
+ * with the mode a new file gets (0666 minus the umask). */
+static int make_temp(nt_store *st, const char *path, nt_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *base = path + dirlen;
+	size_t need = dirlen + strlen(base) + 64;
+	char *t = malloc(need);
+	if (!t)
+		return NOMEM(err);
+	for (unsigned n = 0; n < 1000; n++) {
+		snprintf(t, need, "%.*s.%s.%ld.%u.tmp", (int)dirlen, path, base, (long)getpid(), n);
+		int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			close(fd);
+			st->tmp = t;
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int e = errno;
+			int rc = nt_fail_errno(err, e, "cannot create %s: %s", t, strerror(e));
+			free(t);
+			return rc;
+		}
+	}
+	free(t);
+	return nt_fail(err, NT_EIO, NT_NO_OFFSET, "cannot create a temporary file next to %s",
+		       path);
+}
+
+/* Copies the database at path into st->db (the temporary file) with SQLite's backup API,
+ * so appending never writes to path itself. */
+static int copy_existing(nt_store *st, const char *path, nt_error *err)
+{
+	sqlite3 *src = NULL;
+	if (sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		int rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "cannot open %s: %s", path,
+				 src ? sqlite3_errmsg(src) : "out of memory");
+		sqlite3_close(src);
+		return rc;
+	}
+	sqlite3_backup *b = sqlite3_backup_init(st->db, "main", src, "main");
+	if (!b) {
+		int rc = sql_fail(st, err, "cannot copy the database");
+		sqlite3_close(src);
+		return rc;
+	}
+	int rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		int r = nt_fail(err, rc == SQLITE_NOTADB ? NT_EFORMAT : NT_ESQL, NT_NO_OFFSET,
+				"cannot copy %s: %s", path, sqlite3_errstr(rc));
+		sqlite3_close(src);
+		return r;
+	}
+	sqlite3_close(src);
+	return 0;
+}
+
+/* Loads the interned tables of an existing database (appending) and the next ids. */
+static int load_existing(nt_store *st, nt_error *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc;
+	/* functions */
+	if (sqlite3_prepare_v2(st->db, "SELECT id, name FROM functions", -1, &q, NULL))
+		goto sqlerr;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const void *s = sqlite3_column_text(q, 1);
+		size_t n = (size_t)sqlite3_column_bytes(q, 1);
+		if (kmap_put(&st->functions, s ? s : "", n, sqlite3_column_int64(q, 0)))
+			goto nomem;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	/* modules */
+	if (sqlite3_prepare_v2(st->db, "SELECT id, name, path, build_id FROM modules", -1, &q,
+			       NULL))
+		goto sqlerr;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (nt_grow((void **)&st->mods, &st->modcap, st->nmods + 1, sizeof(smodule)))
+			goto nomem;
+		smodule *m = &st->mods[st->nmods];
+		memset(m, 0, sizeof *m);
+		m->id = sqlite3_column_int64(q, 0);
+		m->name = nt_strdup((const char *)sqlite3_column_text(q, 1));
+		m->path = nt_strdup((const char *)sqlite3_column_text(q, 2));
+		m->build_id = nt_strdup((const char *)sqlite3_column_text(q, 3));
+		m->in_db = m->path ? 2 : 1;
+		if (!m->name)
+			goto nomem;
+		st->nmods++;
+		if (kmap_put(&st->modules, m->name, strlen(m->name), (int64_t)st->nmods - 1))
+			goto nomem;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	/* frames: key (function, module or 0, address, has address, inline depth) */
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT id, function_id, module_id, address, inline_depth FROM frames",
+			       -1, &q, NULL))
+		goto sqlerr;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t k[5] = {sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
+				sqlite3_column_int64(q, 3), sqlite3_column_type(q, 3) != SQLITE_NULL,
+				sqlite3_column_int64(q, 4)};
+		if (kmap_put(&st->frames, k, sizeof k, sqlite3_column_int64(q, 0)))
+			goto nomem;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	/* callsites: key (parent or 0, frame) */
+	if (sqlite3_prepare_v2(st->db, "SELECT id, parent_id, frame_id FROM callsites", -1, &q,
+			       NULL))
+		goto sqlerr;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t k[2] = {sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2)};
+		if (kmap_put(&st->callsites, k, sizeof k, sqlite3_column_int64(q, 0)))
+			goto nomem;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	int64_t v;
+	v = 0;
+	if (query_int(st, "SELECT MAX(id) FROM sessions", &v, err))
+		return err ? err->code : NT_ESQL;
+	st->session_base = v;
+	v = 0;
+	if (query_int(st, "SELECT MAX(MAX(id), (SELECT IFNULL(MAX(group_id), 0) FROM sample_rows)) "
+			  "FROM sample_groups",
+		      &v, err))
+		return err ? err->code : NT_ESQL;
+	st->group_base = st->group_max = v;
+	struct {
+		const char *sql;
+		int64_t *next;
+	} nx[] = {
+		{"SELECT MAX(id) FROM threads", &st->next_thread},
+		{"SELECT MAX(id) FROM modules", &st->next_module},
+		{"SELECT MAX(id) FROM functions", &st->next_function},
+		{"SELECT MAX(id) FROM frames", &st->next_frame},
+		{"SELECT MAX(id) FROM callsites", &st->next_callsite},
+	};
+	for (size_t i = 0; i < sizeof nx / sizeof nx[0]; i++) {
+		v = 0;
+		if (query_int(st, nx[i].sql, &v, err))
+			return err ? err->code : NT_ESQL;
+		*nx[i].next = v + 1;
+	}
+	return 0;
+sqlerr:
+	rc = sql_fail(st, err, "cannot read the database");
+	sqlite3_finalize(q);
+	return rc;
+nomem:
+	sqlite3_finalize(q);
+	return NOMEM(err);
+}
+
+/* Opens st->db on file (or memory) for an import: fast settings (the file is private until
+ * the rename, so a crash only loses the temporary file), one transaction, the schema. */
+static int open_import(nt_store *st, const char *file, int existing, nt_error *err)
+{
+	/* NOMUTEX: one store per thread (nettrace.h), so SQLite's per-call locking is waste. */
+	if (sqlite3_open_v2(file, &st->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK)
+		return sql_fail(st, err, "cannot open the database");
+	int rc;
+	if (existing && (rc = copy_existing(st, st->path, err)) != 0)
+		return rc;
+	int empty = 1;
+	if (existing && (rc = check_schema(st, st->path, &empty, err)) != 0)
+		return rc;
+	if (empty && (rc = exec(st, "PRAGMA page_size = 4096", err)) != 0)
+		return rc;
+	if ((rc = exec(st,
+		       "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+		       "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY;"
+		       "PRAGMA cache_size = -65536;",
+		       err)) != 0)
+		return rc;
+	if ((rc = exec(st, "BEGIN", err)) != 0)
+		return rc;
+	st->in_tx = 1;
+	if (empty) {
+		if ((rc = exec(st, SCHEMA_SQL, err)) != 0)
+			return rc;
+		st->next_thread = st->next_module = st->next_function = st->next_frame =
+			st->next_callsite = 1;
+	} else if ((rc = load_existing(st, err)) != 0) {
+		return rc;
+	}
+	static const char HEAD[] = "INSERT INTO sample_rows(ts_ns, group_id, weight_ns) VALUES ";
+	char multi[sizeof HEAD + BATCH * 10];
+	size_t k = sizeof HEAD - 1;
+	memcpy(multi, HEAD, k);
+	for (int i = 0; i < BATCH; i++) {
+		memcpy(multi + k, i ? ",(?,?,?)" : "(?,?,?)", i ? 8 : 7);
+		k += i ? 8 : 7;
+	}
+	multi[k] = '\0';
+	for (int i = 0; i < Q_COUNT; i++)
+		if (sqlite3_prepare_v3(st->db, i == Q_SAMPLES ? multi : STMT_SQL[i], -1,
+				       SQLITE_PREPARE_PERSISTENT, &st->q[i], NULL) != SQLITE_OK)
+			return sql_fail(st, err, "cannot prepare the import");
+	return 0;
+}
+
+int nt_store_open(nt_store **out, const char *path, const nt_store_opts *opts, nt_error *err)
+{
+	*out = NULL;
+	if (!path || !*path)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no database path");
+	nt_store *st = calloc(1, sizeof *st);
+	if (!st)
+		return NOMEM(err);
+	if (opts) {
+		size_t n = opts->sz < sizeof st->o ? opts->sz : sizeof st->o;
+		memcpy(&st->o, opts, n);
+	}
+	st->o.sz = sizeof st->o;
+	st->path = nt_strdup(path);
+	if (!st->path) {
+		free(st);
+		return NOMEM(err);
+	}
+	int rc;
+	if (st->o.flags & NT_STORE_READONLY) {
+		if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+			rc = nt_fail(err, access(path, R_OK) ? NT_EIO : NT_ESQL, NT_NO_OFFSET,
+				     "cannot open %s: %s", path,
+				     st->db ? sqlite3_errmsg(st->db) : "out of memory");
+			goto fail;
+		}
+		if ((rc = query_settings(st, err)) != 0)
+			goto fail;
+		*out = st;
+		return 0;
+	}
+	if (strcmp(path, ":memory:") == 0) {
+		rc = open_import(st, ":memory:", 0, err);
+		if (rc)
+			goto fail;
+		*out = st;
+		return 0;
+	}
+	/* An existing file must be an SQLite database (checked by its header before anything
+	 * is written), then is copied; a missing one is created. */
+	struct stat sb;
+	int existing = 0;
+	memset(&sb, 0, sizeof sb);
+	if (stat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			rc = nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "%s is not a regular file", path);
+			goto fail;
+		}
+		if (sb.st_size > 0) {
+			unsigned char head[16];
+			FILE *fp = fopen(path, "rb");
+			if (!fp) {
+				rc = nt_fail_errno(err, errno, "cannot open %s: %s", path,
+						   strerror(errno));
+				goto fail;
+			}
+			size_t got = fread(head, 1, sizeof head, fp);
+			fclose(fp);
+			if (!nt_store_probe(head, got)) {
+				rc = nt_fail(err, NT_EFORMAT, NT_NO_OFFSET,
+					     "%s exists and is not an SQLite database", path);
+				goto fail;
+			}
+			existing = 1;
+		}
+	} else if (errno != ENOENT) {
+		rc = nt_fail_errno(err, errno, "cannot access %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if ((rc = make_temp(st, path, err)) != 0)
+		goto fail;
+	if (existing)
+		chmod(st->tmp, sb.st_mode & 07777); /* keep the database's permissions */
+	if ((rc = open_import(st, st->tmp, existing, err)) != 0)
+		goto fail;
+	*out = st;
+	return 0;
+fail:
+	nt_store_free(st);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ interned rows */
+
+static int step_done(nt_store *st, sqlite3_stmt *q, nt_error *err, const char *what)
+{
+	int rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_DONE)
+		return sql_fail(st, err, what);
+	return 0;
+}
+
+static void bind_text_or_null(sqlite3_stmt *q, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(q, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(q, i);
+}
+
+/* functions.id of name (inserted when new). */
+static int intern_function(nt_store *st, const char *name, size_t n, int64_t *id,
+			   nt_error *err)
+{
+	if (kmap_get(&st->functions, name, n, id))
+		return 0;
+	*id = st->next_function++;
+	sqlite3_stmt *q = st->q[Q_FUNCTION];
+	sqlite3_bind_int64(q, 1, *id);
+	sqlite3_bind_text(q, 2, name, (int)n, SQLITE_TRANSIENT);
+	int rc = step_done(st, q, err, "cannot insert a function");
+	if (rc)
+		return rc;
+	if (kmap_put(&st->functions, name, n, *id))
+		return NOMEM(err);
+	st->stats.functions++;
+	return 0;
+}
+
+/* Index in st->mods of module name (n bytes), added (not yet written) when new. */
+static int intern_module(nt_store *st, const char *name, size_t n, size_t *idx, nt_error *err)
+{
+	int64_t v;
+	if (kmap_get(&st->modules, name, n, &v)) {
+		*idx = (size_t)v;
+		return 0;
+	}
+	if (nt_grow((void **)&st->mods, &st->modcap, st->nmods + 1, sizeof(smodule)))
+		return NOMEM(err);
+	smodule *m = &st->mods[st->nmods];
+	memset(m, 0, sizeof *m);
+	m->name = malloc(n + 1);
+	if (!m->name)
+		return NOMEM(err);
+	memcpy(m->name, name, n);
+	m->name[n] = '\0';
+	m->id = st->next_module++;
+	if (kmap_put(&st->modules, name, n, (int64_t)st->nmods)) {
+		free(m->name);
+		return NOMEM(err);
+	}
+	*idx = st->nmods++;
+	return 0;
+}
+
+/* frames.id of one frame of a stack: name as the profile prints it ("Module!Function",
+ * "?!Function", "?!?", a native "module!function" or "module+0xOFFSET", a TraceEvent
+ * pseudo-frame without address); nf its native symbol (NULL for the others), ip the
+ * address it comes from. */
+static int intern_frame(nt_store *st, const char *name, int has_addr, uint64_t ip,
+			const nt_native_frame *nf, int64_t *id, nt_error *err)
+{
+	const char *bang = has_addr && !nf ? strchr(name, '!') : NULL;
+	const char *fn = nf && nf->function ? nf->function : bang ? bang + 1 : name;
+	int64_t fid, mid = 0;
+	int rc = intern_function(st, fn, strlen(fn), &fid, err);
+	if (rc)
+		return rc;
+	const char *mod = NULL;
+	size_t modlen = 0;
+	if (nf) {
+		mod = nf->module;
+		modlen = mod ? strlen(mod) : 0;
+	} else if (bang && !(bang - name == 1 && name[0] == '?')) { /* "?!": module unknown */
+		mod = name;
+		modlen = (size_t)(bang - name);
+	}
+	if (modlen) {
+		size_t mi;
+		if ((rc = intern_module(st, mod, modlen, &mi, err)) != 0)
+			return rc;
+		mid = st->mods[mi].id;
+	}
+	int64_t inl = nf ? (int64_t)nf->inline_depth : 0;
+	int64_t key[5] = {fid, mid, has_addr ? (int64_t)ip : 0, has_addr, inl};
+	if (kmap_get(&st->frames, key, sizeof key, id))
+		return 0;
+	*id = st->next_frame++;
+	sqlite3_stmt *q = st->q[Q_FRAME];
+	sqlite3_bind_int64(q, 1, *id);
+	sqlite3_bind_int64(q, 2, fid);
+	if (mid)
+		sqlite3_bind_int64(q, 3, mid);
+	else
+		sqlite3_bind_null(q, 3);
+	if (has_addr) /* addresses above 2^63 read back negative (SQLite integers are signed) */
+		sqlite3_bind_int64(q, 4, (int64_t)ip);
+	else
+		sqlite3_bind_null(q, 4);
+	bind_text_or_null(q, 5, nf ? nf->file : NULL);
+	if (nf && nf->line)
+		sqlite3_bind_int64(q, 6, nf->line);
+	else
+		sqlite3_bind_null(q, 6);
+	sqlite3_bind_int64(q, 7, inl);
+	sqlite3_bind_text(q, 8, name, -1, SQLITE_TRANSIENT);
+	if ((rc = step_done(st, q, err, "cannot insert a frame")) != 0)
+		return rc;
+	if (kmap_put(&st->frames, key, sizeof key, *id))
+		return NOMEM(err);
+	st->stats.frames++;
+	return 0;
+}
+
+static int intern_callsite(nt_store *st, int64_t parent, int64_t frame, uint32_t depth,
+			   int64_t *id, nt_error *err)
+{
+	int64_t key[2] = {parent, frame};
+	if (kmap_get(&st->callsites, key, sizeof key, id))
+		return 0;
+	*id = st->next_callsite++;
+	sqlite3_stmt *q = st->q[Q_CALLSITE];
+	sqlite3_bind_int64(q, 1, *id);
+	if (parent)
+		sqlite3_bind_int64(q, 2, parent);
+	else
+		sqlite3_bind_null(q, 2);
+	sqlite3_bind_int64(q, 3, frame);
+	sqlite3_bind_int64(q, 4, depth);
+	int rc = step_done(st, q, err, "cannot insert a callsite");
+	if (rc)
+		return rc;
+	if (kmap_put(&st->callsites, key, sizeof key, *id))
+		return NOMEM(err);
+	st->stats.callsites++;
+	return 0;
+}
+
+/* Index in st->threads of (session_id, tid), added (not yet written) when new. */
+static int intern_thread(nt_store *st, int64_t session_id, uint64_t tid, size_t *idx,
+			 nt_error *err)
+{
+	uint64_t key[2] = {(uint64_t)session_id, tid};
+	int64_t v;
+	if (kmap_get(&st->threadmap, key, sizeof key, &v)) {
+		*idx = (size_t)v;
+		return 0;
+	}
+	if (nt_grow((void **)&st->threads, &st->threadcap, st->nthreads + 1, sizeof(sthread)) ||
+	    kmap_put(&st->threadmap, key, sizeof key, (int64_t)st->nthreads))
+		return NOMEM(err);
+	sthread *t = &st->threads[st->nthreads];
+	t->id = st->next_thread++;
+	t->session_id = session_id;
+	t->tid = tid;
+	t->name = NULL;
+	*idx = st->nthreads++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ hooks */
+
+static void progress(nt_store *st)
+{
+	if (st->o.progress_fn && ((st->stats.samples + st->stats.events) & 0xffff) == 0)
+		st->o.progress_fn(st->o.progress_ctx, st->stats.samples, st->stats.events);
+}
+
+/* Inserts the buffered samples: full batches with one statement, the rest row by row.
+ * Default mode: every sample of a session weighs the same, known only at the end, so the
+ * view takes it from the group and weight_ns stays NULL (which costs no byte). */
+static int flush_samples(nt_store *st, nt_error *err)
+{
+	int compat = st->compat != NT_COMPAT_NONE;
+	size_t i = 0;
+	if (st->nbatch == BATCH) {
+		sqlite3_stmt *q = st->q[Q_SAMPLES];
+		for (; i < BATCH; i++) {
+			sqlite3_bind_int64(q, (int)(3 * i + 1), st->batch[i].ts);
+			sqlite3_bind_int64(q, (int)(3 * i + 2), st->batch[i].gid);
+			if (compat)
+				sqlite3_bind_double(q, (int)(3 * i + 3), st->batch[i].w);
+		}
+		int rc = sqlite3_step(q);
+		sqlite3_reset(q);
+		if (rc != SQLITE_DONE)
+			return sql_fail(st, err, "cannot insert samples");
+	}
+	for (; i < st->nbatch; i++) {
+		sqlite3_stmt *q = st->q[Q_SAMPLE];
+		sqlite3_bind_int64(q, 1, st->batch[i].ts);
+		sqlite3_bind_int64(q, 2, st->batch[i].gid);
+		if (compat)
+			sqlite3_bind_double(q, 3, st->batch[i].w);
+		int rc = sqlite3_step(q);
+		sqlite3_reset(q);
+		if (rc != SQLITE_DONE)
+			return sql_fail(st, err, "cannot insert a sample");
+	}
+	st->nbatch = 0;
+	return 0;
+}
+
+static int on_sample(void *ctx, const nt_profile_sample *s, nt_error *err)
+{
+	nt_store *st = ctx;
+	int64_t gid = st->group_base + 1 + (int64_t)s->group;
+	brow *b = &st->batch[st->nbatch++];
+	b->ts = s->time_ns;
+	b->gid = gid;
+	b->w = s->weight_ns;
+	if (gid > st->group_max)
+		st->group_max = gid;
+	st->stats.samples++;
+	st->rows_hooked++;
+	progress(st);
+	return st->nbatch == BATCH ? flush_samples(st, err) : 0;
+}
+
+/* UTF-8 copy of a string field of ev (NULL when absent or empty). */
+static char *field_str(const nt_event *ev, uint32_t ps, const char *name)
+{
+	nt_value v;
+	if (!nt_event_field(ev, ps, name, &v) || v.type != NT_TYPE_STRING || v.raw_len < 4)
+		return NULL;
+	size_t cap = v.raw_len * 2 + 1; /* UTF-16 unit -> at most 3 UTF-8 bytes */
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	if (!nt_utf16z_to_utf8(v.raw, v.raw_len, s, cap) || !s[0]) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Module name as symtab.c derives it (file name without directory and extension) for
+ * managed modules; the whole file name for native ones. */
+static int note_module(nt_store *st, char *path, char *build_id, int strip_ext, nt_error *err)
+{
+	int rc = 0;
+	if (!path)
+		goto out;
+	const char *base = path;
+	for (const char *c = path; *c; c++)
+		if (*c == '/' || *c == '\\')
+			base = c + 1;
+	size_t n = strlen(base);
+	if (strip_ext) {
+		const char *dot = strrchr(base, '.');
+		if (dot && dot != base)
+			n = (size_t)(dot - base);
+	}
+	if (n == 0)
+		goto out;
+	size_t mi;
+	if ((rc = intern_module(st, base, n, &mi, err)) != 0)
+		goto out;
+	smodule *m = &st->mods[mi];
+	if (!m->path) {
+		m->path = path;
+		path = NULL;
+	}
+	if (!m->build_id) {
+		m->build_id = build_id;
+		build_id = NULL;
+	}
+out:
+	free(path);
+	free(build_id);
+	return rc;
+}
+
+/* Symbol-server key of a managed module's PDB: GUID (32 hex digits, in its text order) and
+ * age, uppercase, as symstore writes it; NULL when the GUID is zero. */
+static char *pdb_key(const nt_event *ev, uint32_t ps)
+{
+	nt_value g, a;
+	if (!nt_event_field(ev, ps, "ManagedPdbSignature", &g) || g.raw_len != 16 ||
+	    !nt_event_field(ev, ps, "ManagedPdbAge", &a))
+		return NULL;
+	const uint8_t *p = g.raw;
+	int zero = 1;
+	for (int i = 0; i < 16; i++)
+		zero &= p[i] == 0;
+	if (zero)
+		return NULL;
+	char *s = malloc(48);
+	if (!s)
+		return NULL;
+	snprintf(s, 48, "%08" PRIX32 "%04X%04X%02X%02X%02X%02X%02X%02X%02X%02X%" PRIX64,
+		 nt_le32(p), (unsigned)nt_le16(p + 4), (unsigned)nt_le16(p + 6), p[8], p[9], p[10],
+		 p[11], p[12], p[13], p[14], p[15], a.u);
+	return s;
+}
+
+/* Module paths and build ids, thread names: kept from the events that carry them. */
+static int note_event(nt_store *st, int64_t session_id, uint32_t ps, const nt_event *ev,
+		      nt_error *err)
+{
+	const nt_metadata *m = ev->meta;
+	uint32_t id = m->event_id;
+	if (strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0 ||
+	    strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0) {
+		if (id >= 151 && id <= 154)
+			return note_module(st, field_str(ev, ps, "ModuleILPath"), pdb_key(ev, ps), 1,
+					   err);
+		return 0;
+	}
+	if (strcmp(m->provider, NT_PROVIDER_NTSAMPLER) != 0)
+		return 0;
+	if (id == NT_NTS_MODULE_MAP)
+		return note_module(st, field_str(ev, ps, "Path"), field_str(ev, ps, "BuildId"), 0,
+				   err);
+	if (id == NT_NTS_THREAD_NAME) {
+		nt_value v;
+		if (!nt_event_field(ev, ps, "ThreadId", &v))
+			return 0;
+		char *name = field_str(ev, ps, "Name");
+		if (!name)
+			return 0;
+		size_t ti;
+		int rc = intern_thread(st, session_id, v.u, &ti, err);
+		if (rc) {
+			free(name);
+			return rc;
+		}
+		free(st->threads[ti].name); /* renamed: the last name wins */
+		st->threads[ti].name = name;
+	}
+	return 0;
+}
+
+/* Start/stop pairing: 1 for a start ("...Start", "...Begin"), -1 for a stop ("...Stop",
+ * "...End"), 0 otherwise; *stem = length of the name without the suffix. Rundown events
+ * are excluded: their DCStart/DCEnd are two enumerations, not an interval. */
+static int pair_kind(const nt_metadata *m, size_t *stem)
+{
+	static const struct {
+		const char *suffix;
+		int kind;
+	} SUF[] = {{"Start", 1}, {"Begin", 1}, {"Stop", -1}, {"End", -1}};
+	if (strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0 || !m->name)
+		return 0;
+	size_t n = strlen(m->name);
+	for (size_t i = 0; i < sizeof SUF / sizeof SUF[0]; i++) {
+		size_t k = strlen(SUF[i].suffix);
+		if (n > k && strcmp(m->name + n - k, SUF[i].suffix) == 0) {
+			*stem = n - k;
+			return SUF[i].kind;
+		}
+	}
+	return 0;
+}
+
+static int pair_event(nt_store *st, int64_t session_id, const nt_event *ev, int64_t rowid,
+		      nt_error *err)
+{
+	size_t stem;
+	int kind = pair_kind(ev->meta, &stem);
+	if (!kind)
+		return 0;
+	/* key: session, thread, provider NUL stem */
+	size_t lp = strlen(ev->meta->provider);
+	size_t klen = 16 + lp + 1 + stem;
+	uint8_t kbuf[512];
+	if (klen > sizeof kbuf)
+		return 0; /* absurdly long names are not paired */
+	uint64_t hdr[2] = {(uint64_t)session_id, ev->thread_id};
+	memcpy(kbuf, hdr, 16);
+	memcpy(kbuf + 16, ev->meta->provider, lp + 1);
+	memcpy(kbuf + 16 + lp + 1, ev->meta->name, stem);
+	int64_t pi;
+	if (!kmap_get(&st->pendmap, kbuf, klen, &pi)) {
+		if (kind < 0)
+			return 0; /* a stop without a start */
+		if (nt_grow((void **)&st->pend, &st->pendcap, st->npend + 1, sizeof(pending)) ||
+		    kmap_put(&st->pendmap, kbuf, klen, (int64_t)st->npend))
+			return NOMEM(err);
+		memset(&st->pend[st->npend], 0, sizeof(pending));
+		pi = (int64_t)st->npend++;
+	}
+	pending *pd = &st->pend[pi];
+	if (kind > 0) {
+		if (pd->n == PEND_DEPTH) { /* unmatched starts: forget the oldest */
+			memmove(pd->id, pd->id + 1, (PEND_DEPTH - 1) * sizeof pd->id[0]);
+			memmove(pd->ts, pd->ts + 1, (PEND_DEPTH - 1) * sizeof pd->ts[0]);
+			pd->n--;
+		}
+		pd->id[pd->n] = rowid;
+		pd->ts[pd->n] = ev->time_ns;
+		pd->n++;
+		return 0;
+	}
+	if (pd->n == 0)
+		return 0;
+	pd->n--; /* nested intervals close innermost first */
+	sqlite3_stmt *q = st->q[Q_DURATION];
+	sqlite3_bind_int64(q, 1, ev->time_ns - pd->ts[pd->n]);
+	sqlite3_bind_int64(q, 2, pd->id[pd->n]);
+	return step_done(st, q, err, "cannot update an event");
+}
+
+static int on_event(void *ctx, uint32_t session, const nt_trace_header *h, const nt_event *ev,
+		    nt_error *err)
+{
+	nt_store *st = ctx;
+	const nt_metadata *m = ev->meta;
+	if (!m)
+		return 0;
+	int64_t sid = st->session_base + 1 + session;
+	int rc = note_event(st, sid, h->pointer_size, ev, err);
+	if (rc || (st->o.flags & NT_STORE_NO_EVENTS))
+		return rc;
+	size_t ti;
+	if ((rc = intern_thread(st, sid, ev->thread_id, &ti, err)) != 0)
+		return rc;
+	st->json.len = 0;
+	nt_sink sink = nt_sink_membuf(&st->json);
+	if ((rc = nt_payload_write_json(ev, h->pointer_size, &sink)) != 0)
+		return nt_fail(err, rc, NT_NO_OFFSET, "cannot convert an event payload to JSON");
+	char name[32];
+	const char *evname = m->name;
+	if (!evname || !*evname) { /* as TraceEvent names events it has no name for */
+		snprintf(name, sizeof name, "EventID(%" PRIu32 ")", m->event_id);
+		evname = name;
+	}
+	sqlite3_stmt *q = st->q[Q_EVENT];
+	sqlite3_bind_int64(q, 1, sid);
+	sqlite3_bind_int64(q, 2, st->threads[ti].id);
+	sqlite3_bind_int64(q, 3, ev->time_ns);
+	sqlite3_bind_text(q, 4, m->provider, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 5, m->event_id);
+	sqlite3_bind_text(q, 6, evname, -1, SQLITE_TRANSIENT);
+	/* A payload is at most 4 GiB and its JSON a few times that; SQLite's TEXT ends at
+	 * SQLITE_MAX_LENGTH (1e9 by default): a payload beyond 256 MiB of JSON is stored as
+	 * NULL rather than failing the import. */
+	if (st->json.len <= (256u << 20))
+		sqlite3_bind_text(q, 7, (const char *)st->json.data, (int)st->json.len,
+				  SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_DONE)
+		return sql_fail(st, err, "cannot insert an event");
+	st->stats.events++;
+	progress(st);
+	return pair_event(st, sid, ev, sqlite3_last_insert_rowid(st->db), err);
+}
+
+void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts)
+{
+	popts->sample_fn = on_sample;
+	popts->event_fn = on_event;
+	popts->hook_ctx = st;
+	st->compat = popts->compat;
+	st->hooked = 1;
+	st->rows_hooked = 0;
+}
+
+/* ------------------------------------------------------------------ finishing a profile */
+
+typedef struct gctx {
+	nt_store *st;
+	nt_profile *p;
+	nt_error *err;
+	uint64_t *session_samples; /* rows kept per profile session */
+	size_t nsessions;
+	uint64_t rows;             /* rows kept in all */
+	int rc;
+} gctx;
+
+static const char *sample_type_name(uint32_t t)
+{
+	switch (t) {
+	case NT_SAMPLE_MANAGED: return "managed";
+	case NT_SAMPLE_EXTERNAL: return "external";
+	default: return "error";
+	}
+}
+
+/* callsites.id of the stack of g (0 for an empty stack), built root first. */
+static int group_callsite(nt_store *st, nt_profile *p, const nt_sample_group *g, int64_t *out,
+			  nt_error *err)
+{
+	if (g->stack >= st->stack_cscap) {
+		size_t old = st->stack_cscap;
+		if (nt_grow((void **)&st->stack_cs, &st->stack_cscap, (size_t)g->stack + 1,
+			    sizeof(int64_t)))
+			return NOMEM(err);
+		memset(st->stack_cs + old, 0, (st->stack_cscap - old) * sizeof(int64_t));
+	}
+	/* The TraceEvent pseudo-frame (frames[0]) is part of the group, not of the stack:
+	 * cache only the plain stacks. */
+	uint32_t pseudo = st->compat == NT_COMPAT_TRACEEVENT && g->depth > 0;
+	if (!pseudo && st->stack_cs[g->stack]) {
+		*out = st->stack_cs[g->stack] - 1;
+		return 0;
+	}
+	/* Which address each frame comes from: one frame per IP, except a native IP, which
+	 * expands into its inline chain (inline depth n down to 0, innermost first). */
+	if (nt_grow((void **)&st->fr_ip, &st->fr_ipcap, (size_t)g->depth + 1, sizeof(uint64_t)) ||
+	    nt_grow((void **)&st->fr_nf, &st->fr_nfcap, (size_t)g->depth + 1,
+		    sizeof(const nt_native_frame *)))
+		return NOMEM(err);
+	uint32_t j = 0;
+	for (uint32_t d = pseudo; d < g->depth; d++) {
+		const nt_native_frame *nf = nt_profile_frame_native(p, g, d);
+		st->fr_nf[d] = nf;
+		st->fr_ip[d] = j < g->nips ? g->ips[j] : 0;
+		if (!nf || nf->inline_depth == 0)
+			j++;
+	}
+	int64_t parent = 0;
+	for (uint32_t d = g->depth; d-- > 0;) {
+		int has_addr = !(pseudo && d == 0);
+		int64_t fid;
+		int rc = intern_frame(st, g->frames[d], has_addr, has_addr ? st->fr_ip[d] : 0,
+				      has_addr ? st->fr_nf[d] : NULL, &fid, err);
+		if (rc)
+			return rc;
+		if ((rc = intern_callsite(st, parent, fid, g->depth - 1 - d, &parent, err)) != 0)
+			return rc;
+	}
+	if (!pseudo)
+		st->stack_cs[g->stack] = parent + 1;
+	*out = parent;
+	return 0;
+}
+
+static int on_group(void *ctx, const nt_sample_group *g)
+{
+	gctx *c = ctx;
+	nt_store *st = c->st;
+	int64_t sid = st->session_base + 1 + g->session;
+	size_t ti;
+	int64_t cs = 0;
+	int rc = intern_thread(st, sid, g->thread_id, &ti, c->err);
+	if (!rc)
+		rc = group_callsite(st, c->p, g, &cs, c->err);
+	if (rc)
+		return c->rc = rc;
+	int64_t gid = st->group_base + 1 + (int64_t)g->group;
+	sqlite3_stmt *q = st->q[Q_GROUP];
+	sqlite3_bind_int64(q, 1, gid);
+	sqlite3_bind_int64(q, 2, sid);
+	sqlite3_bind_int64(q, 3, st->threads[ti].id);
+	if (cs)
+		sqlite3_bind_int64(q, 4, cs);
+	else
+		sqlite3_bind_null(q, 4);
+	const char *cat = nt_category_name(g->category);
+	sqlite3_bind_text(q, 5, cat ? cat : "unknown", -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 6, sample_type_name(g->sample_type), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 7, (int64_t)g->samples);
+	sqlite3_bind_double(q, 8, g->weight_ns);
+	if ((rc = step_done(st, q, c->err, "cannot insert a sample group")) != 0)
+		return c->rc = rc;
+	if (gid > st->group_max)
+		st->group_max = gid;
+	if (g->session < c->nsessions)
+		c->session_samples[g->session] += g->samples;
+	c->rows += g->samples;
+	st->stats.groups++;
+	return 0;
+}
+
+static const char *compat_name(int compat)
+{
+	switch (compat) {
+	case NT_COMPAT_PYROSCOPE: return "pyroscope";
+	case NT_COMPAT_TRACEEVENT: return "traceevent";
+	default: return "none";
+	}
+}
+
+static int write_session(nt_store *st, int64_t sid, const nt_session_info *si,
+			 uint64_t stored, nt_error *err)
+{
+	const nt_trace_header *h = &si->header;
+	char utc[32];
+	nt_systemtime_iso(h->sync_time_utc, utc);
+	sqlite3_stmt *q = st->q[Q_SESSION];
+	sqlite3_bind_int64(q, 1, sid);
+	sqlite3_bind_text(q, 2, si->name ? si->name : "-", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 3, h->process_id);
+	sqlite3_bind_text(q, 4, utc, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 5, (int64_t)h->qpc_frequency);
+	sqlite3_bind_int64(q, 6, (int64_t)si->rate.declared_interval_ns);
+	if (si->rate.inferred_interval_ns > 0)
+		sqlite3_bind_double(q, 7, si->rate.inferred_interval_ns);
+	else
+		sqlite3_bind_null(q, 7);
+	bind_text_or_null(q, 8, si->rate.schedule);
+	sqlite3_bind_int64(q, 9, si->duration_ns);
+	sqlite3_bind_int64(q, 10, (int64_t)h->sync_qpc);
+	sqlite3_bind_int64(q, 11, h->pointer_size);
+	sqlite3_bind_int64(q, 12, h->processors);
+	sqlite3_bind_int64(q, 13, h->format_version);
+	sqlite3_bind_text(q, 14, compat_name(st->compat), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 15, (int64_t)si->samples);
+	sqlite3_bind_int64(q, 16, (int64_t)stored);
+	sqlite3_bind_int64(q, 17, (int64_t)si->lost_events);
+	sqlite3_bind_int64(q, 18, si->truncated != 0);
+	return step_done(st, q, err, "cannot insert a session");
+}
+
+static int write_threads_modules(nt_store *st, nt_error *err)
+{
+	int rc;
+	for (size_t i = st->threads_written; i < st->nthreads; i++) {
+		const sthread *t = &st->threads[i];
+		sqlite3_stmt *q = st->q[Q_THREAD];
+		sqlite3_bind_int64(q, 1, t->id);
+		sqlite3_bind_int64(q, 2, t->session_id);
+		sqlite3_bind_int64(q, 3, (int64_t)t->tid);
+		bind_text_or_null(q, 4, t->name);
+		if ((rc = step_done(st, q, err, "cannot insert a thread")) != 0)
+			return rc;
+	}
+	st->threads_written = st->nthreads;
+	for (size_t i = 0; i < st->nmods; i++) {
+		smodule *m = &st->mods[i];
+		if (m->in_db == 2 || (m->in_db == 1 && !m->path && !m->build_id))
+			continue;
+		sqlite3_stmt *q = st->q[m->in_db ? Q_MODULE_INFO : Q_MODULE];
+		sqlite3_bind_int64(q, 1, m->id);
+		if (m->in_db) {
+			bind_text_or_null(q, 2, m->path);
+			bind_text_or_null(q, 3, m->build_id);
+		} else {
+			sqlite3_bind_text(q, 2, m->name, -1, SQLITE_STATIC);
+			bind_text_or_null(q, 3, m->path);
+			bind_text_or_null(q, 4, m->build_id);
+		}
+		if ((rc = step_done(st, q, err, "cannot insert a module")) != 0)
+			return rc;
+		m->in_db = m->path ? 2 : 1;
+	}
+	return 0;
+}
+
+int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
+{
+	if (!st->hooked || !st->in_tx)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "the profile was not hooked to this store (nt_store_hook_profile)");
+	int rc = flush_samples(st, err);
+	if (rc || (rc = nt_profile_finish(p, err)) != 0)
+		return rc;
+	size_t ns = nt_profile_session_count(p);
+	gctx c;
+	memset(&c, 0, sizeof c);
+	c.st = st;
+	c.p = p;
+	c.err = err;
+	c.nsessions = ns;
+	c.session_samples = calloc(ns ? ns : 1, sizeof(uint64_t));
+	if (!c.session_samples)
+		return NOMEM(err);
+	rc = nt_profile_foreach(p, on_group, &c);
+	if (rc) {
+		free(c.session_samples);
+		if (c.rc)
+			return c.rc;
+		return rc == NT_ENOMEM ? NOMEM(err)
+				       : nt_fail(err, rc, NT_NO_OFFSET, "cannot read the profile");
+	}
+	for (size_t i = 0; i < ns && rc == 0; i++)
+		rc = write_session(st, st->session_base + 1 + (int64_t)i, nt_profile_session(p, i),
+				   c.session_samples[i], err);
+	free(c.session_samples);
+	if (rc || (rc = write_threads_modules(st, err)) != 0)
+		return rc;
+	/* Rows of groups the category filter left out (no sample_groups row): one pass. In
+	 * the compat modes a group may also hold intervals but be left out for having none. */
+	if (c.rows != st->rows_hooked) {
+		char sql[160];
+		snprintf(sql, sizeof sql,
+			 "DELETE FROM sample_rows WHERE group_id > %" PRId64
+			 " AND group_id NOT IN (SELECT id FROM sample_groups)",
+			 st->group_base);
+		if ((rc = exec(st, sql, err)) != 0)
+			return rc;
+		st->stats.samples -= st->rows_hooked - c.rows;
+	}
+	st->session_base += (int64_t)ns;
+	st->group_base = st->group_max;
+	st->stats.sessions += ns;
+	st->hooked = 0;
+	/* Stacks are interned per profile: a new profile has new stack indexes. */
+	if (st->stack_cscap)
+		memset(st->stack_cs, 0, st->stack_cscap * sizeof(int64_t));
+	return 0;
+}
+
+int nt_store_commit(nt_store *st, nt_error *err)
+{
+	if (!st->in_tx)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no import to commit");
+	for (int i = 0; i < Q_COUNT; i++) {
+		sqlite3_finalize(st->q[i]);
+		st->q[i] = NULL;
+	}
+	int rc = exec(st, "COMMIT", err);
+	if (rc)
+		return rc;
+	st->in_tx = 0;
+	if (!st->tmp)
+		return 0;
+	if (sqlite3_close(st->db) != SQLITE_OK)
+		return sql_fail(st, err, "cannot close the database");
+	st->db = NULL;
+	/* Durable before it gets its name (the import ran with synchronous = OFF). */
+	int fd = open(st->tmp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return nt_fail_errno(err, e, "cannot write %s: %s", st->tmp, strerror(e));
+	}
+	close(fd);
+	if (rename(st->tmp, st->path) != 0) {
+		int e = errno;
+		return nt_fail_errno(err, e, "cannot rename %s to %s: %s", st->tmp, st->path,
+				     strerror(e));
+	}
+	free(st->tmp);
+	st->tmp = NULL;
+	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return sql_fail(st, err, "cannot reopen the database");
+	return query_settings(st, err);
+}
+
+/* ------------------------------------------------------------------ queries */
+
+int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx, nt_error *err)
+{
+	const char *pos = sql;
+	size_t index = 0;
+	const char **names = NULL;
+	nt_sql_value *vals = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	while (pos && *pos) {
+		sqlite3_stmt *q = NULL;
+		const char *tail = NULL;
+		if (sqlite3_prepare_v2(st->db, pos, -1, &q, &tail) != SQLITE_OK) {
+			int off = sqlite3_error_offset(st->db);
+			if (off >= 0)
+				rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET,
+					     "SQL error: %s (at byte %zu of the query)",
+					     sqlite3_errmsg(st->db), (size_t)(pos - sql) + (size_t)off);
+			else
+				rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
+					     sqlite3_errmsg(st->db));
+			break;
+		}
+		pos = tail;
+		if (!q) /* whitespace or a comment */
+			continue;
+		size_t nc = (size_t)sqlite3_column_count(q);
+		if (nc > cap) {
+			const char **nn = realloc(names, nc * sizeof *nn);
+			if (nn)
+				names = nn;
+			nt_sql_value *nv = nn ? realloc(vals, nc * sizeof *nv) : NULL;
+			if (nv)
+				vals = nv;
+			if (!nn || !nv) {
+				sqlite3_finalize(q);
+				rc = NOMEM(err);
+				break;
+			}
+			cap = nc;
+		}
+		for (size_t i = 0; i < nc; i++) {
+			names[i] = sqlite3_column_name(q, (int)i);
+			if (!names[i])
+				names[i] = "?";
+		}
+		nt_sql_row row = {index, nc, names, NULL};
+		if (nc && fn && (rc = fn(ctx, &row)) != 0) {
+			sqlite3_finalize(q);
+			break;
+		}
+		int s;
+		while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+			for (size_t i = 0; i < nc; i++) {
+				nt_sql_value *v = &vals[i];
+				memset(v, 0, sizeof *v);
+				switch (sqlite3_column_type(q, (int)i)) {
+				case SQLITE_INTEGER:
+					v->type = NT_SQL_INTEGER;
+					v->i = sqlite3_column_int64(q, (int)i);
+					break;
+				case SQLITE_FLOAT:
+					v->type = NT_SQL_REAL;
+					v->d = sqlite3_column_double(q, (int)i);
+					break;
+				case SQLITE_TEXT:
+					v->type = NT_SQL_TEXT;
+					v->text = (const char *)sqlite3_column_text(q, (int)i);
+					v->len = (size_t)sqlite3_column_bytes(q, (int)i);
+					if (!v->text) {
+						v->text = "";
+						v->len = 0;
+					}
+					break;
+				case SQLITE_BLOB:
+					v->type = NT_SQL_BLOB;
+					v->text = sqlite3_column_blob(q, (int)i);
+					v->len = (size_t)sqlite3_column_bytes(q, (int)i);
+					break;
+				default:
+					v->type = NT_SQL_NULL;
+					break;
+				}
+			}
+			row.values = vals;
+			if (nc && fn && (rc = fn(ctx, &row)) != 0)
+				break;
+		}
+		if (rc) {
+			sqlite3_finalize(q);
+			break;
+		}
+		if (s != SQLITE_DONE) {
+			rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
+				     sqlite3_errmsg(st->db));
+			sqlite3_finalize(q);
+			break;
+		}
+		sqlite3_finalize(q);
+		index++;
+	}
+	free(names);
+	free(vals);
+	return rc;
+}

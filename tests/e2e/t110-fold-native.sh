@@ -1,0 +1,108 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t110-fold-native.sh - native frames in nettrace-fold (and nettrace-tree): a synthetic trace
+# written by tests/mknative, as the sampler records one (ModuleMap events for the PT_LOAD
+# segments of tests/unit/test-dwarf-prog, a "-g -O2" program, then samples whose stacks are
+# addresses in it), must fold into "test-dwarf-prog!function" frames with each inlined
+# function a frame of its own. The expected frames come from eu-addr2line -i -f (addr2line
+# -i -f without elfutils) on the same addresses: the leaf at its address, the caller at its
+# return address - 1 (the call instruction). Also: a module whose file is missing gives
+# "libgone.so.1+0xOFFSET" (callers at offset - 1), an address in no module "?!?".
+. "$top_srcdir/tests/e2e/lib.sh"
+FOLD=$top_builddir/tools/nettrace-fold
+TREE=$top_builddir/tools/nettrace-tree
+MK=$top_builddir/tests/mknative
+BIN=$top_builddir/tests/unit/test-dwarf-prog
+need_tool "$FOLD"
+need_tool "$MK"
+need_tool "$BIN"
+
+for t in nm objdump; do
+	if ! command -v $t >/dev/null 2>&1; then
+		echo "1..0 # SKIP $t (binutils) is not installed"
+		exit 0
+	fi
+done
+if command -v eu-addr2line >/dev/null 2>&1; then
+	A2L=eu-addr2line
+elif command -v addr2line >/dev/null 2>&1; then
+	A2L=addr2line
+else
+	echo "1..0 # SKIP neither eu-addr2line nor addr2line is installed"
+	exit 0
+fi
+
+# chains FILE: for each address in FILE (hex, one per line), one line "ADDR f1;f2;..." with
+# the functions of its inline chain, innermost first ("inlined at" parts dropped).
+chains() {
+	"$A2L" -a -i -f -e "$BIN" <"$1" | awk '
+		/^0x[0-9a-f]+$/ { if (a != "") print a, c; a = $0; c = ""; n = 0; next }
+		n % 2 == 0 { f = $0; sub(/ inlined at .*/, "", f); c = c == "" ? f : c ";" f }
+		{ n++ }
+		END { if (a != "") print a, c }'
+}
+
+# reverse "a;b;c" -> "test-dwarf-prog!c;test-dwarf-prog!b;test-dwarf-prog!a"
+root_first() {
+	echo "$1" | awk -F';' '{ s = ""; for (i = NF; i >= 1; i--) s = s (s == "" ? "" : ";") "test-dwarf-prog!" $i; print s }'
+}
+
+# The leaf: the address of dp_worker with the longest inline chain (the first of them).
+set -- $(nm -S "$BIN" | awk '$4 == "dp_worker" { print $1, $2 }')
+start=$1 size=$2
+i=0
+: >"$T/worker-addrs"
+while [ "$i" -lt $((0x$size)) ]; do
+	printf '0x%x\n' $((0x$start + i)) >>"$T/worker-addrs"
+	i=$((i + 1))
+done
+chains "$T/worker-addrs" >"$T/worker-chains"
+leaf=$(awk '{ n = split($2, f, ";"); if (n > best) { best = n; a = $1 } } END { print a }' "$T/worker-chains")
+leaf_chain=$(awk -v a="$leaf" '$1 == a { print $2 }' "$T/worker-chains")
+depth=$(echo "$leaf_chain" | awk -F';' '{ print NF }')
+if [ "$depth" -ge 3 ]; then
+	pass "dp_worker has an address with $depth inlined frames ($leaf: $leaf_chain)"
+else
+	fail "dp_worker has an address with at least 3 inlined frames (got $depth)"
+fi
+
+# The caller: main's return address after its call to dp_worker.
+ret=$(objdump -d "$BIN" | awk '/<main>:$/ { m = 1; next } /^$/ { m = 0 }
+	m && /(call|bl|jal)[a-z]* .*<dp_worker>/ { c = 1; next } c { sub(/:.*/, ""); sub(/^ +/, ""); print; exit }')
+is "$(echo "$ret" | grep -c '^[0-9a-f][0-9a-f]*$')" 1 "main calls dp_worker (return address $ret)"
+printf '0x%x\n' $((0x$ret - 1)) >"$T/caller-addr"
+caller_chain=$(chains "$T/caller-addr" | awk '{ print $2 }')
+case $caller_chain in
+*main) pass "the call site resolves to main ($caller_chain)" ;;
+*) fail "the call site resolves to main (got '$caller_chain')" ;;
+esac
+
+leafhex=${leaf#0x}
+run "$MK" "$T/native.nettrace" "$BIN" "$leafhex,$ret" "gone+2345,gone+3000,$ret" "nomodule,$ret"
+is_rc 0 "mknative writes the trace"
+is_empty "$T/err" "mknative: no diagnostics"
+
+C=$(root_first "$caller_chain")
+cat >"$T/want" <<EOT
+$C;$(root_first "$leaf_chain") 2
+$C;libgone.so.1+0x2fff;libgone.so.1+0x2345 2
+$C;?!? 2
+EOT
+LC_ALL=C sort "$T/want" >"$T/want.sorted"
+run "$FOLD" --unit samples "$T/native.nettrace"
+is_rc 0 "nettrace-fold exits 0"
+same "$T/out" "$T/want.sorted" "nettrace-fold: native frames with their inline chains, as $A2L"
+is_empty "$T/err" "nettrace-fold: no diagnostics"
+
+if [ -x "$TREE" ]; then
+	run "$TREE" --unit samples "$T/native.nettrace"
+	is_rc 0 "nettrace-tree exits 0"
+	inner=$(echo "$leaf_chain" | awk -F';' '{ print $1 }')
+	if grep -q "test-dwarf-prog!$inner\$" "$T/out"; then
+		pass "nettrace-tree shows the innermost inlined frame test-dwarf-prog!$inner"
+	else
+		fail "nettrace-tree shows the innermost inlined frame test-dwarf-prog!$inner"
+		diag "$(cat "$T/out")"
+	fi
+fi
+done_testing
