@@ -29,6 +29,26 @@ die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 PKGS_BUILD="gcc make binutils autoconf automake libtool pkg-config
 	libdwarf-dev libelf-dev zlib1g-dev libsqlite3-dev"
 PKGS_TEST="clang groff-base"
+# The export tests read our pprof files with the real `go tool pprof` and drive the SVG
+# flame graph in headless Chromium (through playwright-core, from npm); the native-symbol
+# tests compare with eu-addr2line. Node.js may come from Debian or from NodeSource (whose
+# nodejs package includes npm and conflicts with Debian's npm), so it is only installed
+# when there is no node at all.
+PKGS_TEST="$PKGS_TEST chromium golang-go elfutils"
+command -v npm >/dev/null 2>&1 || PKGS_TEST="$PKGS_TEST nodejs npm"
+PLAYWRIGHT=playwright-core@1.65.1
+
+# playwright-core for the browser test, unless node already resolves it (global install).
+install_playwright() {
+	command -v npm >/dev/null 2>&1 || return 0
+	node -e "require.resolve('playwright-core')" >/dev/null 2>&1 && return 0
+	(NODE_PATH=$(npm root -g 2>/dev/null) node -e "require.resolve('playwright-core')") \
+		>/dev/null 2>&1 && return 0
+	[ -d node_modules/playwright-core ] && return 0
+	say "npm install --no-save $PLAYWRIGHT (into ./node_modules)"
+	npm install --no-save --no-package-lock --no-audit --no-fund "$PLAYWRIGHT" >/dev/null ||
+		say "npm install failed: the browser test will be skipped"
+}
 
 install_deps() {
 	missing=""
@@ -88,6 +108,7 @@ count() { awk -v k="$1" '$1 == "#" && $2 == k":" { n = $3; exit } END { print n 
 
 run_tests() {
 	install_deps $PKGS_BUILD $PKGS_TEST
+	install_playwright
 	pass=0 fail=0 skip=0
 	if configure_build --enable-werror --enable-sanitizers; then
 		rm -f test-suite.log
@@ -139,6 +160,6 @@ case $mode in
 demo) demo ;;
 test) run_tests ;;
 distcheck) distcheck ;;
-deps) install_deps $PKGS_BUILD $PKGS_TEST ;;
+deps) install_deps $PKGS_BUILD $PKGS_TEST && install_playwright ;;
 *) echo "usage: ./run.sh demo|test|distcheck|deps" >&2; exit 1 ;;
 esac
