@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run.sh - set up a Debian 12 machine for libnettrace, build it, and run the demo or the tests.
 #
-#   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces
+#   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces,
+#                       then record examples/nettrace-example and show its profile
 #   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
 #                       make check, fuzz smoke (60 s, needs clang), then print
 #                       "N passed, N failed" and exit non-zero if anything failed
@@ -101,6 +102,8 @@ demo() {
 	$info "$big" || die "nettrace-info failed"
 	say "$info --events $small"
 	$info --events "$small" || die "nettrace-info --events failed"
+	# the sampler: record the example program, show its tree, flame graph and a query
+	sh examples/demo.sh . || die "examples/demo.sh failed"
 }
 
 # Counts from automake's test-suite.log header ("# PASS:  12" ...), one per TAP test point.

@@ -57,19 +57,28 @@ gen_str() { # the generated string headers, as Makefile.am makes them
 gen_str "$TOP/data/rules/default.rules" "$BUILD/libtrace/default-rules.h"
 [ -f "$TOP/libtrace/export-svg.js" ] && gen_str "$TOP/libtrace/export-svg.js" "$BUILD/libtrace/export-svg-js.h"
 CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
+# Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
+[ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
 rm -f "$BUILD"/*.o "$BUILD/libnt.a"
 for src in "$TOP"/libtrace/*.c; do
 	obj=$BUILD/$(basename "$src" .c).o
-	# modules that need more than the store does (DWARF, ...) may fail: they are not linked
 	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" || rm -f "$obj"
+	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
+		say "warning: $(basename "$src") does not build (see $obj.log)"
 done
 [ -f "$BUILD/store-sqlite.o" ] || die "store-sqlite.c does not build (see $BUILD/store-sqlite.o.log)"
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
+# the libraries of those that link here (libdwarf and libelf for the native symbols)
+LIBS=""
+printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
+for l in dwarf elf sqlite3 z m; do
+	$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && LIBS="$LIBS -l$l"
+done
+rm -f "$BUILD/probe" "$BUILD/probe.c"
 link() { # link NAME SOURCES...
 	name=$1; shift
 	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$BUILD/libnt.a" -lsqlite3 -lz -lm \
+	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$BUILD/libnt.a" $LIBS \
 		-o "$BUILD/$name" 2>"$BUILD/$name.log" || die "cannot build $name (see $BUILD/$name.log)"
 }
 link nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c"

@@ -6,10 +6,14 @@
  * category. Not here: where frame names come from (sym-*.c) or what a caller does when
  * no rule matches (sample type, runtime events; see doc/format spec §8 and §10).
  *
+ * Subsystem rules (nt_subsystems, data/rules/subsystems.rules) are the same rules with a
+ * free-form name where a category would be: they share the parser, the matcher and the
+ * prefilter; a rule's label is then an index into the subsystem's names.
+ *
  * Sections: category names; compiled patterns, the glob matcher and the prefilter that
  * picks the few rules worth trying on a name; stack matching; prefilter construction;
- * the parser; the public entry points. A compiled nt_rules is never written after
- * nt_rules_parse() returns, so threads may share it. */
+ * the parser; the public entry points; subsystems. A compiled nt_rules is never written
+ * after nt_rules_parse() returns, so threads may share it. */
 #include "internal.h"
 
 #include <errno.h>
@@ -82,6 +86,7 @@ typedef struct cat_rule {
 	uint32_t nseg;      /* number of (non-empty) segments */
 	uint32_t minlen;    /* sum of the segment lengths: shorter names cannot match */
 	uint32_t line;      /* line number in the rules text */
+	uint32_t label;     /* subsystem rules: index into nt_subsystems.names */
 } cat_rule;
 
 /* Prefilter. Each rule gets one key: a run of literal bytes of its pattern, which every
@@ -536,8 +541,24 @@ out:
  * Parser
  * ------------------------------------------------------------------------------------- */
 
+/* Subsystem rules: compiled rules whose labels index names (see the last section). */
+struct nt_subsystems {
+	nt_rules *rules;
+	char **names;    /* distinct names, in order of first appearance */
+	size_t nnames, cap_names;
+};
+
+/* Longest subsystem name (bytes): names are labels in tables and folded frames. */
+#define SUB_MAX_NAME 32u
+/* Most distinct names in one file: a breakdown by hundreds of subsystems is no longer
+ * a breakdown; the bound keeps the name lookup cheap. */
+#define SUB_MAX_NAMES 4096u
+/* The label of a rule named "other": no subsystem (the search stops there). */
+#define SUB_OTHER UINT32_MAX
+
 typedef struct cat_parse {
 	nt_rules *R;
+	nt_subsystems *S; /* parsing subsystem rules: names instead of categories */
 	const char *name; /* for messages; may be NULL */
 	nt_error *err;
 	uint32_t line;    /* current line number, 1-based */
@@ -632,6 +653,53 @@ static int compile_pattern(nt_rules *R, cat_rule *r, const uint8_t *lit, const u
 	return 0;
 }
 
+static int sub_name_char(unsigned char c, int first)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    c == '_')
+		return 1;
+	return !first && (c == '.' || c == '-' || c == '+' || c == '/');
+}
+
+/* Subsystem rules: checks the name s[0..n) and interns it in P->S; *label gets its index.
+ * The characters are limited so that a name is safe as a folded frame ("[json]"), a
+ * table cell and an SQL value without quoting. */
+static int sub_label(cat_parse *P, const char *s, size_t n, uint32_t *label)
+{
+	char show[40];
+	int ok = n >= 1 && n <= SUB_MAX_NAME;
+	for (size_t k = 0; ok && k < n; k++)
+		ok = sub_name_char((unsigned char)s[k], k == 0);
+	if (!ok)
+		return parse_fail(P, "bad subsystem name '%s' (1 to %u letters, digits, '_', '.', "
+				  "'-', '+' or '/', not starting with a punctuation mark)",
+				  show_token(show, s, n), SUB_MAX_NAME);
+	if (n == 5 && memcmp(s, "other", 5) == 0) {
+		*label = SUB_OTHER;
+		return 0;
+	}
+	nt_subsystems *S = P->S;
+	/* names are few (tens); the bound keeps this linear search from going quadratic */
+	if (S->nnames >= SUB_MAX_NAMES)
+		return parse_fail(P, "more than %u distinct subsystem names", SUB_MAX_NAMES);
+	for (size_t k = 0; k < S->nnames; k++) {
+		if (strlen(S->names[k]) == n && memcmp(S->names[k], s, n) == 0) {
+			*label = (uint32_t)k;
+			return 0;
+		}
+	}
+	char *d = malloc(n + 1);
+	if (!d || nt_grow((void **)&S->names, &S->cap_names, S->nnames + 1, sizeof *S->names)) {
+		free(d);
+		return nt_fail(P->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory for subsystem names");
+	}
+	memcpy(d, s, n);
+	d[n] = '\0';
+	S->names[S->nnames] = d;
+	*label = (uint32_t)S->nnames++;
+	return 0;
+}
+
 /* Parses one line (without its '\n'). Adds a rule, or nothing for blank and comment
  * lines. */
 static int parse_line(cat_parse *P, const char *s, size_t n)
@@ -658,14 +726,23 @@ static int parse_line(cat_parse *P, const char *s, size_t n)
 		while (i < n && is_blank(s[i]))
 			i++;
 		if (i == n || s[i] == '#')
-			return parse_fail(P, "missing category after 'outer'");
+			return parse_fail(P, "missing %s after 'outer'",
+					  P->S ? "subsystem name" : "category");
 		w0 = i;
 		while (i < n && !is_blank(s[i]))
 			i++;
 	}
-	char word[16];
+	char word[SUB_MAX_NAME + 1];
 	int cat = -1;
-	if (i - w0 < sizeof word) {
+	uint32_t label = 0;
+	if (P->S) {
+		int rc = sub_label(P, s + w0, i - w0, &label);
+		if (rc)
+			return rc;
+		memcpy(word, s + w0, i - w0); /* checked: at most SUB_MAX_NAME bytes */
+		word[i - w0] = '\0';
+		cat = 0;
+	} else if (i - w0 < sizeof word) {
 		memcpy(word, s + w0, i - w0);
 		word[i - w0] = '\0';
 		cat = nt_category_parse(word);
@@ -678,7 +755,8 @@ static int parse_line(cat_parse *P, const char *s, size_t n)
 	while (i < n && is_blank(s[i]))
 		i++;
 	if (i == n || s[i] == '#')
-		return parse_fail(P, "missing pattern after category '%s'", word);
+		return parse_fail(P, "missing pattern after %s '%s'",
+				  P->S ? "subsystem" : "category", word);
 	uint8_t lit[CAT_MAX_PATTERN], wild[CAT_MAX_PATTERN], star[CAT_MAX_PATTERN];
 	size_t plen = 0;
 	while (i < n && !is_blank(s[i])) {
@@ -723,6 +801,7 @@ static int parse_line(cat_parse *P, const char *s, size_t n)
 	r->cat = (uint8_t)cat;
 	r->outer = (uint8_t)outer;
 	r->line = P->line;
+	r->label = label;
 	if (compile_pattern(R, r, lit, wild, star, plen))
 		return nt_fail(P->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory for rule %zu",
 			       R->nrules + 1);
@@ -748,14 +827,13 @@ void nt_rules_free(nt_rules *rules)
 	free(rules);
 }
 
-int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
-		   nt_error *err)
+/* Compiles rules text; with S, a subsystem's rules (names go to S). */
+static int rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
+		       nt_subsystems *S, nt_error *err)
 {
 	nt_rules *R = NULL;
 	int rc;
 
-	if (!out)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_parse: NULL output pointer");
 	*out = NULL;
 	if (!text && len)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_parse: NULL text");
@@ -766,7 +844,7 @@ int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *nam
 	if (!R)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory for rules");
 
-	cat_parse P = { R, name, err, 0, 0 };
+	cat_parse P = { R, S, name, err, 0, 0 };
 	size_t pos = 0;
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
@@ -790,43 +868,63 @@ fail:
 	return rc;
 }
 
-int nt_rules_load(nt_rules **out, const char *path, nt_error *err)
+int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
+		   nt_error *err)
+{
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_parse: NULL output pointer");
+	return rules_parse(out, text, len, name, NULL, err);
+}
+
+/* Reads a rules file whole (at most CAT_MAX_TEXT + 1 bytes: enough for the parser to
+ * say "too big"). *buf is malloc'd (NULL when empty). */
+static int rules_read(const char *path, const char *what, char **buf, size_t *len,
+		      nt_error *err)
 {
 	FILE *f = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	*buf = NULL;
+	*len = 0;
+	f = fopen(path, "rb");
+	if (!f)
+		return nt_fail_errno(err, errno, "cannot open %s file '%s'", what, path);
+	while (*len <= CAT_MAX_TEXT) {
+		if (*len == cap && nt_grow((void **)buf, &cap, *len + 4096, 1)) {
+			rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory reading %s file '%s'",
+				     what, path);
+			break;
+		}
+		size_t r = fread(*buf + *len, 1, cap - *len, f);
+		*len += r;
+		if (r == 0)
+			break;
+	}
+	if (!rc && ferror(f))
+		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read %s file '%s'", what, path);
+	fclose(f);
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return rc;
+}
+
+int nt_rules_load(nt_rules **out, const char *path, nt_error *err)
+{
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc;
+	size_t len = 0;
 
 	if (!out)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL output pointer");
 	*out = NULL;
 	if (!path)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL path");
-	f = fopen(path, "rb");
-	if (!f)
-		return nt_fail_errno(err, errno, "cannot open rules file '%s'", path);
-	/* Reading one byte past the limit is enough for nt_rules_parse() to say "too big". */
-	while (len <= CAT_MAX_TEXT) {
-		if (len == cap) {
-			if (nt_grow((void **)&buf, &cap, len + 4096, 1)) {
-				rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
-					     "out of memory reading rules file '%s'", path);
-				goto out;
-			}
-		}
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read rules file '%s'", path);
-		goto out;
-	}
-	rc = nt_rules_parse(out, buf, len, path, err);
-out:
+	int rc = rules_read(path, "rules", &buf, &len, err);
+	if (rc == 0)
+		rc = nt_rules_parse(out, buf, len, path, err);
 	free(buf);
-	fclose(f);
 	return rc;
 }
 
@@ -846,4 +944,141 @@ int nt_rules_default(nt_rules **out, nt_error *err)
 {
 	return nt_rules_parse(out, cat_default_text, sizeof cat_default_text - 1,
 			      "default.rules", err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Subsystems
+ * ------------------------------------------------------------------------------------- */
+
+void nt_subsystems_free(nt_subsystems *S)
+{
+	if (!S)
+		return;
+	nt_rules_free(S->rules);
+	for (size_t i = 0; i < S->nnames; i++)
+		free(S->names[i]);
+	free(S->names);
+	free(S);
+}
+
+int nt_subsystems_parse(nt_subsystems **out, const char *text, size_t len, const char *name,
+			nt_error *err)
+{
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "nt_subsystems_parse: NULL output pointer");
+	*out = NULL;
+	nt_subsystems *S = calloc(1, sizeof *S);
+	if (!S)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory for subsystem rules");
+	int rc = rules_parse(&S->rules, text, len, name, S, err);
+	if (rc) {
+		nt_subsystems_free(S);
+		return rc;
+	}
+	*out = S;
+	return 0;
+}
+
+int nt_subsystems_load(nt_subsystems **out, const char *path, nt_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "nt_subsystems_load: NULL output pointer");
+	*out = NULL;
+	if (!path)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_subsystems_load: NULL path");
+	int rc = rules_read(path, "subsystem rules", &buf, &len, err);
+	if (rc == 0)
+		rc = nt_subsystems_parse(out, buf, len, path, err);
+	free(buf);
+	return rc;
+}
+
+/* The text of data/rules/subsystems.rules, generated by the build (Makefile.am). Tools
+ * that compile the library sources on their own (bench/run.sh) may not generate it yet: they
+ * then get no built-in subsystem rules rather than a build failure. */
+#if defined(__has_include)
+#if __has_include("libtrace/subsystems-rules.h")
+#define SUB_HAVE_DEFAULT 1
+static const char sub_default_text[] =
+#include "libtrace/subsystems-rules.h"
+	;
+#endif
+#endif
+
+static const char *sub_default(size_t *len)
+{
+#ifdef SUB_HAVE_DEFAULT
+	if (len)
+		*len = sizeof sub_default_text - 1;
+	return sub_default_text;
+#else
+	if (len)
+		*len = 0;
+	return NULL;
+#endif
+}
+
+int nt_subsystems_default(nt_subsystems **out, nt_error *err)
+{
+	size_t len;
+	const char *text = sub_default(&len);
+	if (!text) {
+		if (out)
+			*out = NULL;
+		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET,
+			       "built without the default subsystem rules");
+	}
+	return nt_subsystems_parse(out, text, len, "subsystems.rules", err);
+}
+
+size_t nt_subsystems_count(const nt_subsystems *S)
+{
+	return S ? S->nnames : 0;
+}
+
+const char *nt_subsystems_name(const nt_subsystems *S, int i)
+{
+	if (!S || i < 0 || (size_t)i >= S->nnames)
+		return NULL;
+	return S->names[i];
+}
+
+int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_t depth,
+			int32_t *frame_subsystems)
+{
+	if (frame_subsystems)
+		for (size_t i = 0; i < depth; i++)
+			frame_subsystems[i] = -1;
+	if (!S || (!frames && depth))
+		return -1;
+	const nt_rules *R = S->rules;
+	uint32_t outer = CAT_NONE, plain = CAT_NONE;
+	for (size_t i = 0; i < depth; i++) {
+		const char *s = frames[i];
+		if (!s) /* a frame without a name matches nothing */
+			continue;
+		/* per-frame subsystems need every frame's plain match, not only the first */
+		uint32_t bo, bp;
+		frame_best(R, s, strlen(s), plain == CAT_NONE || frame_subsystems, &bo, &bp);
+		if (bo != CAT_NONE)
+			outer = bo; /* keep going: the root-most one wins */
+		if (plain == CAT_NONE)
+			plain = bp;
+		if (frame_subsystems) {
+			uint32_t own = bo != CAT_NONE ? bo : bp;
+			if (own != CAT_NONE && R->rules[own].label != SUB_OTHER)
+				frame_subsystems[i] = (int32_t)R->rules[own].label;
+		} else if (plain != CAT_NONE && R->nouter == 0) {
+			break; /* nothing can override the leaf-most match */
+		}
+	}
+	uint32_t ri = outer != CAT_NONE ? outer : plain;
+	if (ri == CAT_NONE || R->rules[ri].label == SUB_OTHER)
+		return -1;
+	return (int)R->rules[ri].label;
 }

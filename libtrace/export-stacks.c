@@ -61,7 +61,7 @@ int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *f
 	int rc = nt_profile_finish(p, err);
 	if (rc)
 		return rc;
-	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0};
+	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0, NT_CATFRAME_NONE};
 	if (fo) {
 		size_t n = fo->sz < sizeof o ? fo->sz : sizeof o;
 		memcpy(&o, fo, n);

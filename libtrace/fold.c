@@ -21,6 +21,7 @@ typedef struct fline {
 
 typedef struct fold_ctx {
 	const nt_fold_opts *o;
+	const nt_subsystems *subs; /* the profile's, for subsystem_frame */
 	fline *lines;
 	size_t n, cap;
 	uint32_t *ht;
@@ -64,6 +65,16 @@ static int put_frame(fold_ctx *c, const char *f)
 			return -1;
 	}
 	return 0;
+}
+
+/* "[json]": the group's subsystem (names are restricted to characters that need no
+ * escaping in a frame), "[other]" when no rule matched. */
+static int put_subsystem(fold_ctx *c, const nt_sample_group *g)
+{
+	const char *name = nt_subsystems_name(c->subs, g->subsystem);
+	char tmp[64];
+	snprintf(tmp, sizeof tmp, "[%s]", name ? name : "other");
+	return bput(c, tmp, strlen(tmp));
 }
 
 static int rehash(fold_ctx *c)
@@ -131,6 +142,11 @@ static int on_group(void *ctx, const nt_sample_group *g)
 		if (bput(c, tmp, strlen(tmp)))
 			goto nomem;
 	}
+	if (o->subsystem_frame == NT_CATFRAME_ROOT) {
+		SEP();
+		if (put_subsystem(c, g))
+			goto nomem;
+	}
 	if (o->category_frame == NT_CATFRAME_ROOT) {
 		snprintf(tmp, sizeof tmp, "[%s]", cat ? cat : "unknown");
 		SEP();
@@ -146,6 +162,11 @@ static int on_group(void *ctx, const nt_sample_group *g)
 		snprintf(tmp, sizeof tmp, "[%s]", cat ? cat : "unknown");
 		SEP();
 		if (bput(c, tmp, strlen(tmp)))
+			goto nomem;
+	}
+	if (o->subsystem_frame == NT_CATFRAME_LEAF) {
+		SEP();
+		if (put_subsystem(c, g))
 			goto nomem;
 	}
 	if (first && bput(c, "[empty stack]", 13))
@@ -193,7 +214,7 @@ static int format_weight(char *out, size_t n, int unit, const fline *l)
 
 int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink, nt_error *err)
 {
-	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0};
+	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0, NT_CATFRAME_NONE};
 	if (opts) {
 		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
 		memcpy(&o, opts, n);
@@ -204,6 +225,10 @@ int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink, 
 	fold_ctx c;
 	memset(&c, 0, sizeof c);
 	c.o = &o;
+	c.subs = nt_profile_subsystems(p);
+	if (o.subsystem_frame != NT_CATFRAME_NONE && !c.subs)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "subsystem frames need a profile that "
+			       "classifies subsystems (nt_profile_opts.subsystems)");
 	rc = nt_profile_foreach(p, on_group, &c);
 	if (rc == 0 && c.n)
 		qsort(c.lines, c.n, sizeof(fline), cmp_line);

@@ -764,6 +764,7 @@ static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, 
 		uint64_t capture_tid = prev->capture_thread_id, tid = prev->thread_id;
 		uint64_t ts = prev->timestamp;
 		*e = *prev;
+		e->offset = off;
 		if (flags & 0x01) {
 			if (rd_varu32(c, &u32))
 				goto bad;
@@ -821,7 +822,7 @@ static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, 
 				goto bad;
 			payload_len = u32;
 		}
-		e->offset = prev->offset = off;
+		prev->offset = off;
 		e->meta_id = prev->meta_id = meta_id;
 		e->seq = prev->seq = seq;
 		e->capture_thread_id = prev->capture_thread_id = capture_tid;
@@ -1069,7 +1070,9 @@ static int enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 	      nt_grow((void **)&t->arena, &t->arena_cap, t->arena_len + e->payload_len, 1))))
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
 	e->payload_off = t->arena_base + t->arena_len;
-	if (e->payload_len <= 8) {
+	if (e->payload_len == 0) {
+		/* nothing to copy; t->arena may still be NULL, and NULL + 0 is undefined */
+	} else if (e->payload_len <= 8) {
 		/* most payloads are a few bytes (a ThreadSample's is 4): no memcpy call (and
 		 * the length in a local, or each byte stored reloads it: char aliases all) */
 		uint8_t *dst = t->arena + t->arena_len;

@@ -127,10 +127,11 @@ typedef struct nn_cu {
 /* The DWARF sections the direct readers use (line programs, DIE walks). */
 enum {
 	SEC_INFO, SEC_ABBREV, SEC_STR, SEC_LINE_STR, SEC_STR_OFFSETS, SEC_ADDR, SEC_RNGLISTS,
-	SEC_RANGES, SEC_LINE, SEC_COUNT
+	SEC_RANGES, SEC_LINE, SEC_LOCLISTS, SEC_COUNT
 };
 static const char *const sec_names[SEC_COUNT] = {
 	"info", "abbrev", "str", "line_str", "str_offsets", "addr", "rnglists", "ranges", "line",
+	"loclists",
 };
 
 typedef struct nn_sec {
@@ -206,6 +207,8 @@ struct nt_native {
 	size_t nstrs, strcap;
 	nn_module *mods;      /* insertion order */
 	size_t nmods, modcap;
+	nt_idmap modmap;      /* hash of a mapping -> its index in mods (duplicates) */
+	nt_idmap objmap;      /* hash of a path -> its index in objs */
 	uint32_t *order;      /* module indexes sorted by (base, insertion) */
 	uint64_t *maxend;     /* maxend[i] = max end of order[0..i] */
 	int sorted;
@@ -296,7 +299,8 @@ static const char *intern_n(nt_native *nn, const char *s, size_t len)
 	uint64_t h = str_hash(s, len);
 	size_t k = (size_t)h & (nn->strcap - 1);
 	while (nn->strs[k]) {
-		if (nn->strh[k] == h && strncmp(nn->strs[k], s, len) == 0 && nn->strs[k][len] == '\0')
+		if (nn->strh[k] == h && strncmp(nn->strs[k], s, len) == 0 &&
+		    nn->strs[k][len] == '\0')
 			return nn->strs[k];
 		k = (k + 1) & (nn->strcap - 1);
 	}
@@ -554,7 +558,8 @@ static int read_ranges(nt_native *nn, Dwarf_Debug dbg, Dwarf_Die die, Dwarf_Attr
 			}
 			if (code == DW_RLE_end_of_list)
 				break;
-			if (unavailable || code == DW_RLE_base_address || code == DW_RLE_base_addressx)
+			if (unavailable || code == DW_RLE_base_address ||
+			    code == DW_RLE_base_addressx)
 				continue;
 			rc = push_rng(nn, c1, c2);
 		}
@@ -1350,7 +1355,8 @@ static int dr_open(dread *r, uint64_t hdr_off, nt_cursor *c)
 				ab->fixed = -1;
 			else if (ab->fixed >= 0)
 				ab->fixed += sz;
-			if (nt_grow((void **)&r->specs, &r->speccap, r->nspecs + 1, sizeof(nn_aspec)))
+			if (nt_grow((void **)&r->specs, &r->speccap, r->nspecs + 1,
+				    sizeof(nn_aspec)))
 				return -1;
 			r->specs[r->nspecs].at = (uint32_t)at;
 			r->specs[r->nspecs].form = (uint32_t)form;
@@ -1533,8 +1539,9 @@ static int dr_walk(cuwalk *w)
 			dinfo di;
 			rc = dr_attrs(&r, &c, ab, w->cu->base, &di, &sib);
 			if (rc == 0)
-				rc = add_scope_di(w, &di, ab->kind == K_SUBPROGRAM ? NN_NONE : scope,
-						  depth, &scope);
+				rc =
+				    add_scope_di(w, &di, ab->kind == K_SUBPROGRAM ? NN_NONE : scope,
+						 depth, &scope);
 			if (rc)
 				break;
 			descend = scope != NN_NONE;
@@ -2060,7 +2067,8 @@ static void elf_scan(nn_object *o, Elf *elf, int main_file, elfinfo *ei, int *oo
 			GElf_Phdr ph;
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			if (nt_grow((void **)&o->loads, &o->loadcap, o->nloads + 1, sizeof(nn_load))) {
+			if (nt_grow((void **)&o->loads, &o->loadcap, o->nloads + 1,
+				    sizeof(nn_load))) {
 				*oom = 1;
 				return;
 			}
@@ -2108,6 +2116,46 @@ static int open_regular(const char *path)
 		return -2;
 	}
 	return fd;
+}
+
+/* Checks the unit headers of a .debug_rnglists or .debug_loclists section (DWARF 5,
+ * 7.28/7.29): libdwarf 20210528 reads them as soon as it lists the compile units, and frees
+ * memory twice on some malformed ones (a unit_length beyond the section), so such a file
+ * must not reach it. Returns 1 when every header is sound (or the section is absent). */
+static int lists_ok(const nn_sec *s)
+{
+	nt_cursor c;
+	nt_cur_init(&c, s->p, s->len, 0);
+	while (nt_cur_left(&c)) {
+		uint32_t l32, count;
+		uint64_t len;
+		uint16_t ver;
+		uint8_t asz, seg;
+		unsigned offsize = 4;
+		if (nt_cur_u32(&c, &l32))
+			return 0;
+		if (l32 == 0xffffffffu) {
+			if (nt_cur_u64(&c, &len))
+				return 0;
+			offsize = 8;
+		} else if (l32 >= 0xfffffff0u) {
+			return 0;
+		} else {
+			len = l32;
+		}
+		if (len > nt_cur_left(&c))
+			return 0;
+		if (len == 0)
+			continue; /* padding */
+		size_t end = c.pos + (size_t)len;
+		if (len < 8 || nt_cur_u16(&c, &ver) || nt_cur_u8(&c, &asz) || nt_cur_u8(&c, &seg) ||
+		    nt_cur_u32(&c, &count))
+			return 0;
+		if (ver != 5 || (asz != 4 && asz != 8) || seg != 0 || count > (len - 8) / offsize)
+			return 0;
+		c.pos = end;
+	}
+	return 1;
 }
 
 /* Opens libdwarf on path; 1 if it has DWARF, 0 if not (or unreadable). */
@@ -2268,23 +2316,39 @@ static int object_load(nt_native *nn, nn_object *o)
 		goto done;
 	if (o->nsyms)
 		qsort(o->syms, o->nsyms, sizeof(nn_sym), cmp_sym);
+	/* The file with the DWARF keeps its libelf handle: the direct readers use its sections. */
 	int have_dwarf = 0;
-	if (ei.has_debug_info && (have_dwarf = dwarf_open(o, o->path))) {
-		o->lelf = elf; /* kept for .debug_line */
+	const char *dwpath = NULL;
+	if (ei.has_debug_info) {
+		o->lelf = elf;
 		o->lfd = fd;
 		elf = NULL;
 		fd = -1;
-	} else if (dei.has_debug_info && (have_dwarf = dwarf_open(o, dpath))) {
+		dwpath = o->path;
+	} else if (dei.has_debug_info) {
 		o->lelf = delf;
 		o->lfd = dfd;
 		delf = NULL;
 		dfd = -1;
+		dwpath = dpath;
+	}
+	const char *bad = NULL;
+	if (dwpath) {
+		load_sections(o);
+		bad = !lists_ok(&o->sec[SEC_RNGLISTS])   ? ".debug_rnglists"
+		      : !lists_ok(&o->sec[SEC_LOCLISTS]) ? ".debug_loclists"
+							 : NULL;
+		have_dwarf = !bad && dwarf_open(o, dwpath);
 	}
 	if (have_dwarf && cu_index(nn, o)) {
 		oom = 1;
 		goto done;
 	}
-	if (have_dwarf && o->ncus)
+	if (bad)
+		set_status(o, o->nsyms ? NT_NATIVE_SYMBOLS_ONLY : NT_NATIVE_NO_SYMBOLS,
+			   xstrdup_printf("malformed %s: %s", bad,
+					  o->nsyms ? "ELF symbols only" : "no symbols"));
+	else if (have_dwarf && o->ncus)
 		set_status(o, NT_NATIVE_OK, NULL);
 	else if (o->nsyms)
 		set_status(o, NT_NATIVE_SYMBOLS_ONLY, xstrdup_printf("no DWARF: ELF symbols only"));
@@ -2353,7 +2417,20 @@ static const char *base_name(const char *path)
 	return *b ? b : path;
 }
 
-/* Sorts the module index (modules are few: hundreds at most). */
+typedef struct nn_mkey {
+	uint64_t base;
+	uint32_t i;
+} nn_mkey;
+
+static int cmp_mkey(const void *a, const void *b)
+{
+	const nn_mkey *x = a, *y = b;
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Sorts the module index (after modules were added). */
 static int modules_sort(nt_native *nn)
 {
 	if (nn->sorted)
@@ -2364,15 +2441,18 @@ static int modules_sort(nt_native *nn)
 	nn->maxend = malloc((nn->nmods ? nn->nmods : 1) * sizeof(uint64_t));
 	if (!nn->order || !nn->maxend)
 		return -1;
-	/* insertion sort by (base, insertion order): stable and simple for small n */
+	/* by (base, insertion order): the pairs carry both, so qsort is stable here */
+	nn_mkey *k = malloc((nn->nmods ? nn->nmods : 1) * sizeof(nn_mkey));
+	if (!k)
+		return -1;
 	for (size_t i = 0; i < nn->nmods; i++) {
-		size_t j = i;
-		while (j > 0 && nn->mods[nn->order[j - 1]].base > nn->mods[i].base) {
-			nn->order[j] = nn->order[j - 1];
-			j--;
-		}
-		nn->order[j] = (uint32_t)i;
+		k[i].base = nn->mods[i].base;
+		k[i].i = (uint32_t)i;
 	}
+	qsort(k, nn->nmods, sizeof *k, cmp_mkey);
+	for (size_t i = 0; i < nn->nmods; i++)
+		nn->order[i] = k[i].i;
+	free(k);
 	uint64_t mx = 0;
 	for (size_t i = 0; i < nn->nmods; i++) {
 		const nn_module *m = &nn->mods[nn->order[i]];
@@ -2385,7 +2465,10 @@ static int modules_sort(nt_native *nn)
 }
 
 /* The module covering ip (the greatest base at or below it; for overlapping mappings, a
- * later mapping of the same base wins), or NULL. */
+ * later mapping of the same base wins), or NULL. A process maps each address once, so real
+ * maps nest at most a few deep; the walk back over mappings that start below ip and may
+ * still cover it stops after NN_MAX_OVERLAP of them, whatever a trace declares. */
+#define NN_MAX_OVERLAP 1024u
 static nn_module *module_find(nt_native *nn, uint64_t ip)
 {
 	size_t lo = 0, hi = nn->nmods;
@@ -2396,7 +2479,7 @@ static nn_module *module_find(nt_native *nn, uint64_t ip)
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i-- > 0;) {
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < NN_MAX_OVERLAP; steps++) {
 		if (nn->maxend[i] <= ip)
 			break;
 		nn_module *m = &nn->mods[nn->order[i]];
@@ -2415,13 +2498,13 @@ static int module_ready(nt_native *nn, nn_module *m)
 	if (!path)
 		return -1;
 	size_t oi = SIZE_MAX;
-	for (size_t i = 0; i < nn->nobjs; i++)
-		if (strcmp(nn->objs[i].path, path) == 0) {
-			oi = i;
-			break;
-		}
+	uint64_t key = str_hash(path, strlen(path));
+	if (nt_idmap_get(&nn->objmap, key, &oi) && strcmp(nn->objs[oi].path, path) != 0)
+		oi = SIZE_MAX; /* a hash collision: the other path keeps the map entry */
 	if (oi == SIZE_MAX) {
-		if (nt_grow((void **)&nn->objs, &nn->objcap, nn->nobjs + 1, sizeof(nn_object))) {
+		if (nt_grow((void **)&nn->objs, &nn->objcap, nn->nobjs + 1, sizeof(nn_object)) ||
+		    (!nt_idmap_get(&nn->objmap, key, &oi) &&
+		     nt_idmap_put(&nn->objmap, key, nn->nobjs))) {
 			free(path);
 			return -1;
 		}
@@ -2644,6 +2727,8 @@ void nt_native_free(nt_native *nn)
 		free(nn->mods[i].own_message);
 	}
 	free(nn->mods);
+	nt_idmap_free(&nn->modmap);
+	nt_idmap_free(&nn->objmap);
 	free(nn->order);
 	free(nn->maxend);
 	nt_idmap_free(&nn->cache);
@@ -2677,14 +2762,20 @@ int nt_native_add_module(nt_native *nn, uint64_t base, uint64_t size, uint64_t f
 			       "bad module range: base 0x%" PRIx64 ", size 0x%" PRIx64, base, size);
 	if (!build_id)
 		build_id = "";
-	for (size_t i = 0; i < nn->nmods; i++) {
-		const nn_module *m = &nn->mods[i];
+	/* the sampler records a mapping again on each flush: keep one (found by a hash of the
+	 * range, then compared whole) */
+	uint64_t key = str_hash(path, strlen(path)) ^ (base * 0x9e3779b97f4a7c15ull) ^
+		       (size * 0xc2b2ae3d27d4eb4full) ^ file_offset;
+	size_t idx;
+	if (nt_idmap_get(&nn->modmap, key, &idx)) {
+		const nn_module *m = &nn->mods[idx];
 		if (m->base == base && m->size == size && m->file_offset == file_offset &&
 		    strcmp(m->path, path) == 0 && strcasecmp(m->build_id, build_id) == 0)
 			return 0;
 	}
 	if (nn->nmods >= UINT32_MAX - 1 ||
-	    nt_grow((void **)&nn->mods, &nn->modcap, nn->nmods + 1, sizeof(nn_module)))
+	    nt_grow((void **)&nn->mods, &nn->modcap, nn->nmods + 1, sizeof(nn_module)) ||
+	    nt_idmap_put(&nn->modmap, key, nn->nmods))
 		goto nomem;
 	nn_module *m = &nn->mods[nn->nmods];
 	memset(m, 0, sizeof *m);
@@ -2755,7 +2846,8 @@ int nt_native_resolve(nt_native *nn, uint64_t ip, const nt_native_frame **frames
 	*frames = NULL;
 	*n = 0;
 	if (resolve_ip(nn, ip, &ce))
-		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory resolving native symbols");
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
+			       "out of memory resolving native symbols");
 	*frames = ce->frames;
 	*n = ce->n;
 	return 0;
@@ -2803,7 +2895,8 @@ int nt_native_resolve_batch(nt_native *nn, const uint64_t *ips, size_t n, nt_nat
 	if (!p || !tmp) {
 		free(p);
 		free(tmp);
-		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory resolving native symbols");
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
+			       "out of memory resolving native symbols");
 	}
 	for (size_t i = 0; i < n; i++) {
 		p[i].ip = ips[i];

@@ -5,6 +5,11 @@
  * statistics (total counted once per sample even through recursion); renders the tree, its
  * hot path or the top-N lists as text through an nt_sink.
  *
+ * With nt_tree_opts.when_buckets, every node, function and subsystem also gets a time
+ * histogram (the profile's fine time buckets rebinned into display buckets); when the
+ * profile classifies subsystems, the tree keeps the time per subsystem (self, total, by
+ * category) for the --by-subsystem table.
+ *
  * Sections: string pool and name interning; node table; building (one pass over the
  * groups); sealing (children arrays, sort orders); queries; text rendering.
  * Memory grows with distinct call paths and distinct names, never with samples: a node is
@@ -86,6 +91,12 @@ typedef struct tnode {
 
 #define NO_NODE UINT32_MAX
 
+/* Time per subsystem (nt_tree_subsystem) and the mark that counts a sample once. */
+typedef struct tsub {
+	nt_tree_subsystem pub;
+	uint64_t mark;        /* last group (1-based) whose total was added */
+} tsub;
+
 /* What the header shows about one session (copied, the profile may go away). */
 typedef struct tsession {
 	char *name;
@@ -119,6 +130,27 @@ struct nt_tree {
 	size_t pathcap;
 	uint64_t groups;      /* groups seen, the mark generation */
 	int rc;               /* first failure inside the foreach callback */
+
+	/* time histograms (o.when_buckets): wb display buckets per node, name, subsystem */
+	uint32_t wb;          /* o.when_buckets, 0 = none */
+	nt_tree_when_info winfo;
+	uint32_t wfirst;      /* first fine bucket of display bucket 0 */
+	uint32_t wfine;       /* fine buckets the display buckets cover (winfo.fine) */
+	uint32_t *wn;         /* fine buckets in each display bucket (0 when wfine < wb) */
+	uint64_t *nwhen;      /* node i: nwhen[i * wb ..] */
+	size_t nwhencap;      /* in elements */
+	uint64_t *fwhen;      /* name i: fwhen[i * wb ..] */
+	size_t fwhencap;
+	uint32_t *gwb;        /* scratch: the current group's display buckets... */
+	uint64_t *gwc;        /* ... and their samples */
+	size_t ngw, gwcap, gwccap;
+
+	/* subsystems (when the profile classifies them); entry 0 is "other" */
+	tsub *subs;
+	size_t nsubs;
+	const nt_tree_subsystem **sub_by_self, **sub_by_total; /* entries with samples */
+	size_t nsub_shown;
+	uint64_t *swhen;      /* subsystem i: swhen[i * wb ..] */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -164,6 +196,20 @@ static int rehash_names(nt_tree *t)
 	return 0;
 }
 
+/* Makes row `row` of a histogram array (wb counts per row) exist and zeroes it; nothing
+ * without histograms. Returns 0 or -1 (no memory). */
+static int when_row(nt_tree *t, uint64_t **arr, size_t *cap, size_t row)
+{
+	size_t need;
+	if (!t->wb)
+		return 0;
+	if (nt_mul_size(row + 1, t->wb, &need) ||
+	    nt_grow((void **)arr, cap, need, sizeof(uint64_t)))
+		return -1;
+	memset(*arr + row * t->wb, 0, t->wb * sizeof(uint64_t));
+	return 0;
+}
+
 /* Index of the name with text s[0..n), or -1 when absent. */
 static int64_t find_name(const nt_tree *t, const char *s, size_t n, uint64_t h)
 {
@@ -188,7 +234,8 @@ static int64_t intern(nt_tree *t, const char *s, size_t n)
 		return i;
 	if (t->nnames >= UINT32_MAX - 1 ||
 	    ((t->nnames + 1) * 2 > t->name_htcap && rehash_names(t)) ||
-	    nt_grow((void **)&t->names, &t->namecap, t->nnames + 1, sizeof(tname)))
+	    nt_grow((void **)&t->names, &t->namecap, t->nnames + 1, sizeof(tname)) ||
+	    when_row(t, &t->fwhen, &t->fwhencap, t->nnames))
 		return -1;
 	char *d = pool_dup(&t->pool, s, n);
 	if (!d)
@@ -261,7 +308,8 @@ static int64_t child_of(nt_tree *t, uint32_t parent, uint32_t name, int kind)
 		return -2;
 	if ((t->nnodes + 1) * 2 > t->node_htcap && rehash_nodes(t))
 		return -1;
-	if (nt_grow((void **)&t->nodes, &t->nodecap, t->nnodes + 1, sizeof(tnode)))
+	if (nt_grow((void **)&t->nodes, &t->nodecap, t->nnodes + 1, sizeof(tnode)) ||
+	    when_row(t, &t->nwhen, &t->nwhencap, t->nnodes))
 		return -1;
 	tnode *n = &t->nodes[t->nnodes];
 	memset(n, 0, sizeof *n);
@@ -286,6 +334,73 @@ static void node_add(tnode *n, const nt_sample_group *g, int cat)
 }
 
 /* ------------------------------------------------------------------ building */
+
+/* The current group's samples by display bucket (gwb/gwc, ngw entries, bucket order),
+ * from its fine buckets. Returns 0 or -1 (no memory). */
+static int group_when(nt_tree *t, const nt_sample_group *g)
+{
+	t->ngw = 0;
+	if (!t->wb || !g->when || !g->nwhen)
+		return 0;
+	if (nt_grow((void **)&t->gwb, &t->gwcap, g->nwhen, sizeof(uint32_t)) ||
+	    nt_grow((void **)&t->gwc, &t->gwccap, g->nwhen, sizeof(uint64_t)))
+		return -1;
+	for (size_t i = 0; i < g->nwhen; i++) {
+		uint32_t b = g->when[i].bucket;
+		/* wfirst is the first bucket of every group we are given (the pre-pass), and
+		 * the display buckets cover up to the last: clamp only as a safeguard */
+		uint32_t d = b < t->wfirst ? 0
+					   : (uint32_t)((uint64_t)(b - t->wfirst) * t->wb / t->wfine);
+		if (d >= t->wb)
+			d = t->wb - 1;
+		if (t->ngw && t->gwb[t->ngw - 1] == d) {
+			t->gwc[t->ngw - 1] += g->when[i].samples;
+		} else {
+			t->gwb[t->ngw] = d;
+			t->gwc[t->ngw++] = g->when[i].samples;
+		}
+	}
+	return 0;
+}
+
+/* Adds the current group's display buckets to a histogram row. */
+static void when_add(const nt_tree *t, uint64_t *row)
+{
+	for (size_t i = 0; i < t->ngw; i++)
+		row[t->gwb[i]] += t->gwc[i];
+}
+
+/* The subsystem statistics of one group: self for the subsystem that decides, total for
+ * each subsystem on its frames, once per group (the mark). */
+static void subsystems_add(nt_tree *t, const nt_sample_group *g, int cat)
+{
+	size_t self = g->subsystem >= 0 && (size_t)g->subsystem + 1 < t->nsubs
+			      ? (size_t)g->subsystem + 1 : 0;
+	nt_tree_subsystem *sp = &t->subs[self].pub;
+	sp->self_samples += g->samples;
+	sp->self_ns += g->weight_ns;
+	sp->cat_samples[cat] += g->samples;
+	sp->cat_ns[cat] += g->weight_ns;
+	if (t->wb)
+		when_add(t, t->swhen + self * t->wb);
+	if (self == 0) { /* "other" is no subsystem of a frame: its total is its self */
+		sp->total_samples += g->samples;
+		sp->total_ns += g->weight_ns;
+	}
+	/* the frames above an "other" rule may still have subsystems (a thread pool's
+	 * dispatch loop under its worker's start): they count in those totals */
+	for (uint32_t i = 0; i < g->depth; i++) {
+		int32_t k = g->frame_subsystems[i];
+		if (k < 0 || (size_t)k + 1 >= t->nsubs)
+			continue;
+		tsub *ts = &t->subs[k + 1];
+		if (ts->mark == t->groups)
+			continue;
+		ts->mark = t->groups;
+		ts->pub.total_samples += g->samples;
+		ts->pub.total_ns += g->weight_ns;
+	}
+}
 
 /* One group: its path of names (thread, then frames root first, or leaf first when
  * inverted), walked from the root, adding the group to every node on the way. */
@@ -326,7 +441,11 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 	 * bottom-up. */
 	size_t leaf_at = t->o.invert ? first_frame : n - 1;
 	uint32_t cur = 0;
+	if (group_when(t, g))
+		goto nomem;
 	node_add(&t->nodes[0], g, cat);
+	if (t->wb)
+		when_add(t, t->nwhen);
 	for (size_t i = 0; i < n; i++) {
 		int64_t c = child_of(t, cur, t->path[i], i < first_frame ? NT_TREE_THREAD : NT_TREE_FRAME);
 		if (c == -2) {
@@ -342,6 +461,8 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 			nd->pub.session = g->session;
 		}
 		node_add(nd, g, cat);
+		if (t->wb)
+			when_add(t, t->nwhen + (size_t)cur * t->wb);
 		if (i == leaf_at) {
 			nd->pub.self_samples += g->samples;
 			nd->pub.self_ns += g->weight_ns;
@@ -359,10 +480,14 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 		nm->f.total_ns += g->weight_ns;
 		nm->f.cat_samples[cat] += g->samples;
 		nm->f.cat_ns[cat] += g->weight_ns;
+		if (t->wb)
+			when_add(t, t->fwhen + (size_t)t->path[i] * t->wb);
 	}
 	tname *leaf = &t->names[t->path[leaf_at]];
 	leaf->f.self_samples += g->samples;
 	leaf->f.self_ns += g->weight_ns;
+	if (t->nsubs && g->frame_subsystems)
+		subsystems_add(t, g, cat);
 	return 0;
 nomem:
 	t->rc = NT_ENOMEM;
@@ -418,6 +543,36 @@ static int cmp_total_samples(const void *x, const void *y)
 				  b->name);
 }
 
+static int cmp_sub_self_ns(const void *x, const void *y)
+{
+	const nt_tree_subsystem *a = *(const nt_tree_subsystem *const *)x;
+	const nt_tree_subsystem *b = *(const nt_tree_subsystem *const *)y;
+	return cmp_desc_then_name(a->self_ns, b->self_ns, a->name, b->name);
+}
+
+static int cmp_sub_self_samples(const void *x, const void *y)
+{
+	const nt_tree_subsystem *a = *(const nt_tree_subsystem *const *)x;
+	const nt_tree_subsystem *b = *(const nt_tree_subsystem *const *)y;
+	return cmp_desc_then_name((double)a->self_samples, (double)b->self_samples, a->name,
+				  b->name);
+}
+
+static int cmp_sub_total_ns(const void *x, const void *y)
+{
+	const nt_tree_subsystem *a = *(const nt_tree_subsystem *const *)x;
+	const nt_tree_subsystem *b = *(const nt_tree_subsystem *const *)y;
+	return cmp_desc_then_name(a->total_ns, b->total_ns, a->name, b->name);
+}
+
+static int cmp_sub_total_samples(const void *x, const void *y)
+{
+	const nt_tree_subsystem *a = *(const nt_tree_subsystem *const *)x;
+	const nt_tree_subsystem *b = *(const nt_tree_subsystem *const *)y;
+	return cmp_desc_then_name((double)a->total_samples, (double)b->total_samples, a->name,
+				  b->name);
+}
+
 /* Fixes the public pointers (the node array no longer moves), builds every children
  * slice in one array and sorts it, and builds the two flat orders. */
 static int tree_seal(nt_tree *t)
@@ -434,6 +589,7 @@ static int tree_seal(nt_tree *t)
 		n->pub.children = t->kids + off;
 		n->pub.nchildren = 0;
 		n->pub.parent = i ? &t->nodes[n->parent].pub : NULL;
+		n->pub.when = t->wb ? t->nwhen + i * t->wb : NULL;
 		off += n->nchild;
 	}
 	NT_ASSERT(off == (nn ? nn - 1 : 0));
@@ -457,14 +613,37 @@ static int tree_seal(nt_tree *t)
 	if (!t->by_self || !t->by_total)
 		return -1;
 	nf = 0;
-	for (size_t i = 0; i < t->nnames; i++)
+	for (size_t i = 0; i < t->nnames; i++) {
+		t->names[i].f.when = t->wb ? t->fwhen + i * t->wb : NULL;
 		if (t->names[i].is_func)
 			t->by_self[nf++] = &t->names[i].f;
+	}
 	memcpy(t->by_total, t->by_self, nf * sizeof *t->by_self);
 	qsort(t->by_self, nf, sizeof *t->by_self, t->o.by_samples ? cmp_self_samples : cmp_self_ns);
 	qsort(t->by_total, nf, sizeof *t->by_total,
 	      t->o.by_samples ? cmp_total_samples : cmp_total_ns);
 	t->nfuncs = nf;
+
+	/* subsystems with samples, in both orders */
+	size_t ns = 0;
+	for (size_t i = 0; i < t->nsubs; i++) {
+		t->subs[i].pub.when = t->wb ? t->swhen + i * t->wb : NULL;
+		ns += t->subs[i].pub.self_samples || t->subs[i].pub.total_samples;
+	}
+	t->sub_by_self = malloc((ns ? ns : 1) * sizeof *t->sub_by_self);
+	t->sub_by_total = malloc((ns ? ns : 1) * sizeof *t->sub_by_total);
+	if (!t->sub_by_self || !t->sub_by_total)
+		return -1;
+	ns = 0;
+	for (size_t i = 0; i < t->nsubs; i++)
+		if (t->subs[i].pub.self_samples || t->subs[i].pub.total_samples)
+			t->sub_by_self[ns++] = &t->subs[i].pub;
+	memcpy(t->sub_by_total, t->sub_by_self, ns * sizeof *t->sub_by_self);
+	qsort(t->sub_by_self, ns, sizeof *t->sub_by_self,
+	      t->o.by_samples ? cmp_sub_self_samples : cmp_sub_self_ns);
+	qsort(t->sub_by_total, ns, sizeof *t->sub_by_total,
+	      t->o.by_samples ? cmp_sub_total_samples : cmp_sub_total_ns);
+	t->nsub_shown = ns;
 	return 0;
 }
 
@@ -485,6 +664,15 @@ void nt_tree_free(nt_tree *t)
 	free(t->by_self);
 	free(t->by_total);
 	free(t->path);
+	free(t->nwhen);
+	free(t->fwhen);
+	free(t->gwb);
+	free(t->gwc);
+	free(t->subs);
+	free(t->sub_by_self);
+	free(t->sub_by_total);
+	free(t->swhen);
+	free(t->wn);
 	pool_free(t->pool);
 	free(t);
 }
@@ -516,6 +704,80 @@ static int copy_sessions(nt_tree *t, nt_profile *p, nt_error *err)
 	return 0;
 }
 
+/* Pre-pass over the groups the tree will hold: their first and last fine bucket. */
+typedef struct wrange {
+	uint32_t lo, hi;
+	int any;
+} wrange;
+
+static int when_range_cb(void *ctx, const nt_sample_group *g)
+{
+	wrange *r = ctx;
+	if (!g->when || !g->nwhen)
+		return 0;
+	uint32_t a = g->when[0].bucket, b = g->when[g->nwhen - 1].bucket; /* bucket order */
+	if (!r->any || a < r->lo)
+		r->lo = a;
+	if (!r->any || b > r->hi)
+		r->hi = b;
+	r->any = 1;
+	return 0;
+}
+
+/* Histograms: the display buckets split the fine buckets the tree's groups use, M of
+ * them from the first used one, as evenly as whole fine buckets allow: fine bucket j
+ * goes to display bucket floor(j * buckets / M), so widths differ by one fine bucket at
+ * most and the histogram spans exactly the samples (rounding M up to a multiple of the
+ * buckets would leave up to buckets - 1 empty fine buckets at the end: several blank
+ * display buckets when there are few fine buckets per display bucket). The text scales
+ * bars by samples per fine bucket, so the uneven widths do not show.
+ * Subsystems: one entry per name of the profile's rules, after "other". */
+static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
+{
+	if (t->o.when_buckets) {
+		nt_when_grid gr;
+		if (t->o.when_buckets > NT_WHEN_MAX_BUCKETS)
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+				       "%" PRIu32 " time buckets requested, at most %u",
+				       t->o.when_buckets, NT_WHEN_MAX_BUCKETS);
+		int rc = nt_profile_when_grid(p, &gr, err);
+		if (rc)
+			return rc;
+		wrange r = {0, 0, 0};
+		rc = nt_profile_foreach(p, when_range_cb, &r);
+		if (rc)
+			return nt_fail(err, rc, NT_NO_OFFSET, "cannot read the profile's groups");
+		uint32_t used = r.any ? r.hi - r.lo + 1 : 1;
+		t->wb = t->o.when_buckets;
+		t->wfirst = r.any ? r.lo : 0;
+		t->wfine = used;
+		t->wn = calloc(t->wb, sizeof *t->wn);
+		if (!t->wn)
+			return TREE_NOMEM(err);
+		for (uint32_t j = 0; j < used; j++)
+			t->wn[(uint64_t)j * t->wb / used]++;
+		t->winfo.buckets = t->wb;
+		t->winfo.fine = used;
+		t->winfo.fine_ns = gr.width_ns;
+		t->winfo.start_ns = gr.origin_ns + (int64_t)((uint64_t)t->wfirst * gr.width_ns);
+		t->winfo.end_ns = t->winfo.start_ns + (int64_t)((uint64_t)used * gr.width_ns);
+	}
+	const nt_subsystems *subs = nt_profile_subsystems(p);
+	if (subs) {
+		t->nsubs = nt_subsystems_count(subs) + 1;
+		t->subs = calloc(t->nsubs, sizeof *t->subs);
+		if (!t->subs || (t->wb && !(t->swhen = calloc(t->nsubs * t->wb, sizeof(uint64_t)))))
+			return TREE_NOMEM(err);
+		for (size_t i = 0; i < t->nsubs; i++) {
+			const char *nm = i ? nt_subsystems_name(subs, (int)i - 1) : "other";
+			t->subs[i].pub.name = pool_dup(&t->pool, nm, strlen(nm));
+			if (!t->subs[i].pub.name)
+				return TREE_NOMEM(err);
+		}
+	}
+	return 0;
+}
+
 int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error *err)
 {
 	nt_tree *t = NULL;
@@ -536,11 +798,14 @@ int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error
 	}
 	t->o.sz = sizeof t->o;
 	rc = copy_sessions(t, p, err);
+	if (!rc)
+		rc = tree_setup(t, p, err);
 	if (rc)
 		goto fail;
 	/* the root: node 0, name "" (name 0) */
 	if (intern(t, "", 0) != 0 ||
-	    nt_grow((void **)&t->nodes, &t->nodecap, 1, sizeof(tnode))) {
+	    nt_grow((void **)&t->nodes, &t->nodecap, 1, sizeof(tnode)) ||
+	    when_row(t, &t->nwhen, &t->nwhencap, 0)) {
 		rc = TREE_NOMEM(err);
 		goto fail;
 	}
@@ -564,10 +829,20 @@ int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error
 		rc = TREE_NOMEM(err);
 		goto fail;
 	}
+	if (t->wb) {
+		t->winfo.samples = t->nodes[0].pub.samples;
+		for (uint32_t i = 0; i < t->wb; i++)
+			if (t->nwhen[i] > t->winfo.peak)
+				t->winfo.peak = t->nwhen[i];
+	}
 	/* scratch no longer needed */
 	free(t->path);
+	free(t->gwb);
+	free(t->gwc);
 	t->path = NULL;
-	t->pathcap = 0;
+	t->gwb = NULL;
+	t->gwc = NULL;
+	t->pathcap = t->gwcap = t->gwccap = 0;
 	*out = t;
 	return 0;
 fail:
@@ -614,6 +889,31 @@ const nt_tree_node *nt_tree_find(const nt_tree *t, const char *const *path, size
 		cur = found;
 	}
 	return &t->nodes[cur].pub;
+}
+
+int nt_tree_when(const nt_tree *t, nt_tree_when_info *out)
+{
+	if (!t || !t->wb)
+		return 0;
+	if (out)
+		*out = t->winfo;
+	return 1;
+}
+
+size_t nt_tree_subsystem_count(const nt_tree *t)
+{
+	return t ? t->nsub_shown : 0;
+}
+
+const nt_tree_subsystem *nt_tree_subsystem_at(const nt_tree *t, int order, size_t i)
+{
+	if (!t || i >= t->nsub_shown)
+		return NULL;
+	if (order == NT_TREE_BY_SELF)
+		return t->sub_by_self[i];
+	if (order == NT_TREE_BY_TOTAL)
+		return t->sub_by_total[i];
+	return NULL;
 }
 
 size_t nt_tree_func_count(const nt_tree *t)
@@ -805,6 +1105,47 @@ static void out_cat_values(tout *o, const tcols *c, const double *cat_ns,
 	}
 }
 
+/* ---- time histograms */
+
+/* One character per bucket, scaled to the row's fullest bucket: blank for no sample, then
+ * eight levels, level = ceil(8 x samples / max), so any sample shows. */
+static void out_when(tout *o, const tcols *c, const uint64_t *row)
+{
+	static const char ascii[] = ".:-=+*#@";
+	const nt_tree *t = c->t;
+	uint32_t wb = t->wb;
+	/* density: samples per fine bucket, as display buckets differ by one fine bucket */
+	double max = 0;
+	for (uint32_t i = 0; i < wb; i++)
+		if (row[i] && (double)row[i] / t->wn[i] > max)
+			max = (double)row[i] / t->wn[i];
+	for (uint32_t i = 0; i < wb; i++) {
+		if (!row[i]) {
+			out_raw(o, " ", 1);
+			continue;
+		}
+		int lv = (int)ceil(8.0 * ((double)row[i] / t->wn[i]) / max - 1e-9); /* 1..8 */
+		lv = lv < 1 ? 1 : lv > 8 ? 8 : lv;
+		if (c->po->ascii) {
+			out_raw(o, ascii + lv - 1, 1);
+		} else {
+			/* U+2581 LOWER ONE EIGHTH BLOCK .. U+2588 FULL BLOCK */
+			char u[3] = {(char)0xe2, (char)0x96, (char)(0x80 + lv)};
+			out_raw(o, u, 3);
+		}
+	}
+}
+
+/* The column title: "when" padded (or cut) to the histogram's width. */
+static void out_when_title(tout *o, const tcols *c)
+{
+	uint32_t wb = c->t->wb;
+	out_str(o, "  ");
+	out_raw(o, "when", wb < 4 ? wb : 4);
+	if (wb > 4)
+		out_spaces(o, wb - 4);
+}
+
 static void out_header(tout *o, const tcols *c)
 {
 	const nt_tree *t = c->t;
@@ -835,6 +1176,18 @@ static void out_header(tout *o, const tcols *c)
 		out_name(o, po->selection);
 		out_str(o, "\n");
 	}
+	if (po->when) {
+		const nt_tree_when_info *w = &t->winfo;
+		out_str(o, "When:      |");
+		out_when(o, c, t->nwhen);
+		fmt_secs(a, sizeof a, (double)w->start_ns / 1e9);
+		fmt_secs(b, sizeof b, (double)w->end_ns / 1e9);
+		out_fmt(o, "|  %" PRIu64 " sample%s, %s .. %s, %" PRIu32 " buckets of ", w->samples,
+			w->samples == 1 ? "" : "s", a, b, w->buckets);
+		fmt_time(a, sizeof a, (double)(w->end_ns - w->start_ns) / w->buckets,
+			 NT_TREE_UNIT_AUTO);
+		out_fmt(o, "%s, busiest %" PRIu64 "\n", a, w->peak);
+	}
 	if (po->by_category && c->ncats) {
 		out_str(o, "Categories:");
 		for (int i = 0; i < c->ncats; i++) {
@@ -850,7 +1203,10 @@ static void out_header(tout *o, const tcols *c)
 	}
 	/* View: how to read what follows. */
 	out_str(o, "View:      ");
-	if (po->top) {
+	if (po->by_subsystem) {
+		out_str(o, "time per subsystem: self (the subsystem that decides, from the leaf) "
+			   "and total (anywhere on the stack)");
+	} else if (po->top) {
 		out_fmt(o, "top %zu functions by self and by total", po->top);
 	} else {
 		out_str(o, t->o.invert ? "bottom-up (callers below each function)"
@@ -871,6 +1227,9 @@ static void out_header(tout *o, const tcols *c)
 		out_str(o, "counts in samples\n");
 	else
 		out_fmt(o, "time in %s\n", unit_name(po->unit));
+	if (po->when)
+		out_str(o, "           when: samples over time, each row scaled to its busiest "
+			   "bucket\n");
 	out_str(o, "\n");
 }
 
@@ -893,6 +1252,8 @@ static void out_tree_titles(tout *o, const tcols *c)
 		out_fmt(o, "  %11s", c->po->unit == NT_TREE_UNIT_AUTO ? "time" : unit_name(c->po->unit));
 	out_fmt(o, "  %8s", "samples");
 	out_cat_titles(o, c);
+	if (c->po->when)
+		out_when_title(o, c);
 	out_str(o, "  frame\n");
 }
 
@@ -907,6 +1268,10 @@ static void out_tree_row(tout *o, const tcols *c, const nt_tree_node *n)
 	}
 	out_fmt(o, "  %8" PRIu64, n->samples);
 	out_cat_values(o, c, n->cat_ns, n->cat_samples);
+	if (c->po->when) {
+		out_str(o, "  ");
+		out_when(o, c, n->when);
+	}
 	out_str(o, "  ");
 	out_spaces(o, 2 * (size_t)(n->depth - 1));
 	out_name(o, n->name);
@@ -965,6 +1330,8 @@ static void out_flat(tout *o, const tcols *c, int order)
 	snprintf(tt, sizeof tt, "total%s%s", *u ? " " : "", u);
 	out_fmt(o, "%7s  %7s  %11s  %11s", "self%", "total%", ts, tt);
 	out_cat_titles(o, c);
+	if (po->when)
+		out_when_title(o, c);
 	out_str(o, "  function\n");
 	for (size_t i = 0; i < n && !o->rc; i++) {
 		const nt_tree_func *f = order == NT_TREE_BY_SELF ? t->by_self[i] : t->by_total[i];
@@ -980,8 +1347,54 @@ static void out_flat(tout *o, const tcols *c, int order)
 			pct(c, metric_total(c, f->self_ns, f->self_samples)),
 			pct(c, metric_total(c, f->total_ns, f->total_samples)), a, b);
 		out_cat_values(o, c, f->cat_ns, f->cat_samples);
+		if (po->when) {
+			out_str(o, "  ");
+			out_when(o, c, f->when);
+		}
 		out_str(o, "  ");
 		out_name(o, f->name);
+		out_str(o, "\n");
+	}
+}
+
+/* ---- subsystems */
+
+/* One row per subsystem with samples, by self: self% and total% of the tree, self and
+ * total time (or samples), the self share of each category shown, the histogram. */
+static void out_subsystems(tout *o, const tcols *c)
+{
+	const nt_tree *t = c->t;
+	const nt_tree_print_opts *po = c->po;
+	const char *u = po->unit == NT_TREE_UNIT_AUTO || po->unit == NT_UNIT_SAMPLES
+				? "" : unit_name(po->unit);
+	char ts[24], tt[24];
+	snprintf(ts, sizeof ts, "self%s%s", *u ? " " : "", u);
+	snprintf(tt, sizeof tt, "total%s%s", *u ? " " : "", u);
+	out_fmt(o, "%7s  %7s  %11s  %11s", "self%", "total%", ts, tt);
+	out_cat_titles(o, c);
+	if (po->when)
+		out_when_title(o, c);
+	out_str(o, "  subsystem\n");
+	for (size_t i = 0; i < t->nsub_shown && !o->rc; i++) {
+		const nt_tree_subsystem *s = t->sub_by_self[i];
+		char a[48], b[48];
+		if (po->unit == NT_UNIT_SAMPLES) {
+			snprintf(a, sizeof a, "%" PRIu64, s->self_samples);
+			snprintf(b, sizeof b, "%" PRIu64, s->total_samples);
+		} else {
+			fmt_time(a, sizeof a, s->self_ns, po->unit);
+			fmt_time(b, sizeof b, s->total_ns, po->unit);
+		}
+		out_fmt(o, "%6.1f%%  %6.1f%%  %11s  %11s",
+			pct(c, metric_total(c, s->self_ns, s->self_samples)),
+			pct(c, metric_total(c, s->total_ns, s->total_samples)), a, b);
+		out_cat_values(o, c, s->cat_ns, s->cat_samples);
+		if (po->when) {
+			out_str(o, "  ");
+			out_when(o, c, s->when);
+		}
+		out_str(o, "  ");
+		out_name(o, s->name);
 		out_str(o, "\n");
 	}
 }
@@ -1006,6 +1419,12 @@ int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const n
 	if (!(po.min_percent >= 0) || po.min_percent > 100)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "min_percent %g is not in 0..100",
 			       po.min_percent);
+	if (po.when && !t->wb)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "the call tree has no time histograms "
+			       "(build it with nt_tree_opts.when_buckets)");
+	if (po.by_subsystem && !t->nsubs)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "the call tree has no subsystems "
+			       "(its profile needs nt_profile_opts.subsystems)");
 
 	tcols c;
 	memset(&c, 0, sizeof c);
@@ -1021,7 +1440,9 @@ int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const n
 	tout o = {sink, NULL, 0, 0, 0};
 	if (!po.no_header)
 		out_header(&o, &c);
-	if (po.top) {
+	if (po.by_subsystem) {
+		out_subsystems(&o, &c);
+	} else if (po.top) {
 		out_flat(&o, &c, NT_TREE_BY_SELF);
 		out_str(&o, "\n");
 		out_flat(&o, &c, NT_TREE_BY_TOTAL);

@@ -128,8 +128,36 @@ void profile_args_free(profile_args *a)
 {
 	free(a->threads);
 	nt_rules_free(a->rules);
+	nt_subsystems_free(a->subsystems);
 	a->threads = NULL;
 	a->rules = NULL;
+	a->subsystems = NULL;
+}
+
+/* --subsystems FILE. A bad rule is bad input (exit 2) whatever code the parser chose; the
+ * parser's "FILE: line N: ..." moves the file name in front of the offset, where
+ * tool_error() puts file names. */
+static int load_subsystems(tool *t, profile_args *a, const char *path)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_subsystems_free(a->subsystems);
+	a->subsystems = NULL;
+	a->popts.subsystem_rules = NULL;
+	if (nt_subsystems_load(&a->subsystems, path, &err) == 0) {
+		a->subsystems_path = path;
+		a->popts.subsystem_rules = a->subsystems;
+		a->popts.subsystems = 1;
+		return 1;
+	}
+	if (err.code == NT_EIO)
+		return -tool_error(t, NULL, &err);
+	if (err.code != NT_ENOMEM)
+		err.code = NT_EFORMAT;
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
+		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
+	return -tool_error(t, path, &err);
 }
 
 static int parse_threads(tool *t, profile_args *a, const char *arg)
@@ -250,6 +278,22 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	case OPT_NO_MODULE:
 		a->fopts.no_module = 1;
 		return 1;
+	case OPT_SUBSYSTEMS:
+		return load_subsystems(t, a, arg);
+	case OPT_SUBSYSTEM_FRAME:
+		if (strcmp(arg, "leaf") == 0)
+			a->fopts.subsystem_frame = NT_CATFRAME_LEAF;
+		else if (strcmp(arg, "root") == 0)
+			a->fopts.subsystem_frame = NT_CATFRAME_ROOT;
+		else if (strcmp(arg, "none") == 0)
+			a->fopts.subsystem_frame = NT_CATFRAME_NONE;
+		else {
+			tool_usage_error(t, "bad --subsystem-frame '%s' (use leaf, root or none)", arg);
+			return -EXIT_USAGE;
+		}
+		if (a->fopts.subsystem_frame != NT_CATFRAME_NONE)
+			a->popts.subsystems = 1;
+		return 1;
 	case OPT_RULES:
 		nt_rules_free(a->rules);
 		a->rules = NULL;
@@ -305,6 +349,26 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		int ec = tool_error(t, NULL, &err);
 		nt_profile_free(p);
 		return ec;
+	}
+	/* Native modules whose frames degrade to module+0xOFFSET: say why, once per module
+	 * (build-id mismatch, missing or unreadable file); "symbols only" is not worth a
+	 * warning, stripped system libraries are the norm. */
+	for (size_t i = 0; i < nt_profile_session_count(p); i++) {
+		nt_native *nn = nt_profile_native(p, i);
+		for (size_t k = 0; nn && k < nt_native_module_count(nn); k++) {
+			nt_native_module m;
+			if (nt_native_module_at(nn, k, &m) != 1 || !m.lookups)
+				continue;
+			if (m.status == NT_NATIVE_BUILD_ID_MISMATCH || m.status == NT_NATIVE_MISSING ||
+			    m.status == NT_NATIVE_BAD_FILE || m.status == NT_NATIVE_NO_SYMBOLS) {
+				char msg[512];
+				snprintf(msg, sizeof msg, "module %s: %s%s%s: its frames show as %s+0xOFFSET",
+					 m.path ? m.path : "?", nt_native_status_name(m.status),
+					 m.message && m.message[0] ? ": " : "", m.message ? m.message : "",
+					 m.name ? m.name : "module");
+				tool_warn(t, nt_profile_session(p, i)->name, NT_NO_OFFSET, msg);
+			}
+		}
 	}
 	*out = p;
 	return 0;

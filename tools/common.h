@@ -49,8 +49,18 @@ int tool_finish(tool *t);
 /* Option codes >= 256 for long-only profile options. */
 enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
-	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_PROFILE_LAST
+	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
+	OPT_SUBSYSTEM_FRAME, OPT_PROFILE_LAST
 };
+
+/* Subsystem options, for the tools that show subsystems (not in TOOL_PROFILE_OPTS: each
+ * tool lists the rows it documents). --subsystems turns classification on. */
+#define TOOL_SUBSYSTEMS_OPT                                                                \
+	{"subsystems", required_argument, OPT_SUBSYSTEMS, "FILE",                            \
+	 "subsystem rules instead of the built-in ones"}
+#define TOOL_SUBSYSTEM_FRAME_OPT                                                           \
+	{"subsystem-frame", required_argument, OPT_SUBSYSTEM_FRAME, "WHERE",                 \
+	 "show the subsystem as a frame '[NAME]': leaf, root or none"}
 
 #define TOOL_PROFILE_OPTS                                                                  \
 	{"unit", required_argument, OPT_UNIT, "UNIT", "weight unit: samples, ns, us or ms"},  \
@@ -76,12 +86,17 @@ typedef struct profile_args {
 	uint64_t *threads;       /* owned */
 	nt_rules *rules;         /* owned */
 	const char *rules_path;
+	nt_subsystems *subsystems; /* owned: --subsystems FILE */
+	const char *subsystems_path;
 } profile_args;
 
 void profile_args_init(profile_args *a);
 void profile_args_free(profile_args *a);
 /* Handles one shared option; returns 1 if it was one (0 otherwise), or an exit code < 0
- * negated on error (-EXIT_USAGE, -EXIT_BADINPUT...) after printing the message. */
+ * negated on error (-EXIT_USAGE, -EXIT_BADINPUT...) after printing the message.
+ * OPT_SUBSYSTEMS loads the file (a bad rule exits 2 with "prog: FILE: at byte N (0xN):
+ * line L: ...") and sets popts.subsystems; OPT_SUBSYSTEM_FRAME sets fopts.subsystem_frame
+ * and popts.subsystems. */
 int profile_args_handle(tool *t, profile_args *a, int code, const char *arg);
 /* Reads every input (path or "-") into a new profile; prints reader warnings; returns 0
  * or an exit code (message printed). */

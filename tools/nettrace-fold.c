@@ -8,6 +8,8 @@
 
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
+	TOOL_SUBSYSTEMS_OPT,
+	TOOL_SUBSYSTEM_FRAME_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
 	TOOL_STD_OPTS,
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
 				return tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
 			return tool_usage_error(&t, "bad option '%s' or missing argument", argv[optind - 1]);
 		}
+	}
+	if (a.subsystems_path && a.fopts.subsystem_frame == NT_CATFRAME_NONE) {
+		profile_args_free(&a);
+		return tool_usage_error(&t, "--subsystems needs --subsystem-frame leaf or root");
 	}
 	/* pyroscope's output is integer nanoseconds */
 	nt_profile *p;

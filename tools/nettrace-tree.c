@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* nettrace-tree.c - print the call tree of the CPU samples in nettrace files: top-down or
  * bottom-up, per thread, pruned by depth or share, the hot path, or the top functions by
- * self and total time, with an optional per-category breakdown.
+ * self and total time, with an optional per-category breakdown, a histogram of when each
+ * row's samples happened (--when), or the time per subsystem (--by-subsystem).
  * Input: FILE... ("-" = stdin), all merged into one profile (one session per file);
  * output: stdout; diagnostics: stderr. The work is libnettrace's (profile.c, tree.c);
  * this file only turns options into nt_profile_opts / nt_tree_opts / nt_tree_print_opts. */
@@ -9,6 +10,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,16 @@ enum {
 	OPT_INVERT = 'i',
 	OPT_HOT = OPT_PROFILE_LAST,
 	OPT_BYCAT,
+	OPT_WHEN,
+	OPT_WHEN_WIDTH,
+	OPT_ASCII,
+	OPT_BYSUB,
 };
+
+/* Default --when-width: PerfView's When column has 32 buckets too; enough to see phases,
+ * short enough for a terminal next to the frame names. */
+#define DEFAULT_WHEN_WIDTH 32
+#define MIN_WHEN_WIDTH 4
 
 /* Default --min-percent: hides the long tail of rarely sampled paths, which in a
  * real trace is most of the rows, while keeping everything worth a look. */
@@ -49,6 +61,15 @@ static const tool_opt tree_opts[] = {
 	{"top", required_argument, OPT_TOP, "N",
 	 "list the top N functions by self and by total instead of the tree"},
 	{"by-category", no_argument, OPT_BYCAT, NULL, "add a column per category (% of the total)"},
+	{"when", no_argument, OPT_WHEN, NULL,
+	 "add a histogram of when each row's samples happened"},
+	{"when-width", required_argument, OPT_WHEN_WIDTH, "N",
+	 "characters (time buckets) of the --when histogram (default 32, 4..256)"},
+	{"ascii", no_argument, OPT_ASCII, NULL,
+	 "draw --when with ASCII characters (the default when the locale is not UTF-8)"},
+	{"by-subsystem", no_argument, OPT_BYSUB, NULL,
+	 "print the time per subsystem (self, total, by category) instead of the tree"},
+	TOOL_SUBSYSTEMS_OPT,
 	{"unit", required_argument, OPT_UNIT, "UNIT",
 	 "time column: samples, ns, us or ms (default: auto-scaled); samples also ranks"},
 	TOOL_STD_OPTS,
@@ -63,6 +84,8 @@ typedef struct tree_cfg {
 	const char *threads_arg; /* --thread text */
 	const char *cats_arg;   /* --category text */
 	int min_pct_given;      /* --min-percent was on the command line */
+	int ascii_given;        /* --ascii */
+	int when_width_given;   /* --when-width */
 } tree_cfg;
 
 /* ------------------------------------------------------------------ option parsing */
@@ -108,6 +131,20 @@ static int load_rules(tool *t, profile_args *a, const char *path)
 	return tool_error(t, path, &err);
 }
 
+/* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) uses UTF-8, so that the --when
+ * blocks display. The tool's own locale is put back to "C" afterwards: nothing else here
+ * depends on it. */
+static int locale_is_utf8(void)
+{
+	int utf8 = 0;
+	if (setlocale(LC_CTYPE, "")) {
+		const char *cs = nl_langinfo(CODESET);
+		utf8 = cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	}
+	setlocale(LC_CTYPE, "C");
+	return utf8;
+}
+
 /* Parses argv into cfg; returns -1 to go on, or the exit code to return. */
 static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 {
@@ -132,7 +169,8 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			break;
 		}
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
-		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE: {
+		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
+		case OPT_SUBSYSTEMS: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -173,6 +211,17 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			cfg->pr.top = (size_t)v;
 			break;
 		case OPT_BYCAT: cfg->pr.by_category = 1; break;
+		case OPT_WHEN: cfg->pr.when = 1; break;
+		case OPT_WHEN_WIDTH:
+			if (parse_u64(optarg, MIN_WHEN_WIDTH, NT_WHEN_MAX_BUCKETS, &v))
+				return tool_usage_error(t, "invalid --when-width value '%s' (expected an "
+							   "integer from %d to %u)",
+							optarg, MIN_WHEN_WIDTH, NT_WHEN_MAX_BUCKETS);
+			cfg->to.when_buckets = (uint32_t)v;
+			cfg->when_width_given = 1;
+			break;
+		case OPT_ASCII: cfg->ascii_given = 1; break;
+		case OPT_BYSUB: cfg->pr.by_subsystem = 1; break;
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
 		case ':':
@@ -200,6 +249,27 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 				    : cfg->min_pct_given ? "--min-percent" : NULL;
 		if (clash)
 			return tool_usage_error(t, "--top and %s cannot be combined", clash);
+	}
+	/* --by-subsystem replaces the tree too. */
+	if (cfg->pr.by_subsystem) {
+		const char *clash = cfg->pr.top ? "--top" : cfg->pr.hot ? "--hot"
+				    : cfg->pr.max_depth ? "--depth" : cfg->to.invert ? "--invert"
+				    : cfg->to.per_thread ? "--per-thread"
+				    : cfg->min_pct_given ? "--min-percent" : NULL;
+		if (clash)
+			return tool_usage_error(t, "--by-subsystem and %s cannot be combined", clash);
+		cfg->pa.popts.subsystems = 1;
+	}
+	if (cfg->pa.subsystems_path && !cfg->pr.by_subsystem)
+		return tool_usage_error(t, "--subsystems needs --by-subsystem");
+	if ((cfg->when_width_given || cfg->ascii_given) && !cfg->pr.when)
+		return tool_usage_error(t, "%s needs --when",
+					cfg->when_width_given ? "--when-width" : "--ascii");
+	if (cfg->pr.when) {
+		cfg->pa.popts.when = 1;
+		if (!cfg->when_width_given)
+			cfg->to.when_buckets = DEFAULT_WHEN_WIDTH;
+		cfg->pr.ascii = cfg->ascii_given || !locale_is_utf8();
 	}
 	if (!cfg->min_pct_given)
 		cfg->pr.min_percent = cfg->pr.top ? 0 : DEFAULT_MIN_PERCENT;
@@ -239,6 +309,8 @@ static void describe_selection(const tree_cfg *cfg, char *buf, size_t n)
 		ADD("weights as traceevent");
 	if (cfg->pa.rules_path)
 		ADD("rules %s", cfg->pa.rules_path);
+	if (cfg->pa.subsystems_path)
+		ADD("subsystems %s", cfg->pa.subsystems_path);
 #undef ADD
 }
 

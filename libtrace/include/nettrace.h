@@ -555,6 +555,14 @@ typedef struct nt_profile_opts {
 					   filter, which applies per group when finishing) */
 	nt_profile_event_fn event_fn;   /* optional: each non-sample event */
 	void *hook_ctx;                 /* ctx of both hooks */
+	int when;                 /* keep when each group's samples happened, as a histogram
+				     over a shared time grid (nt_sample_group.when,
+				     nt_profile_when_grid()); memory grows with distinct
+				     (group, time bucket) pairs, NT_WHEN_FINE per group at most */
+	int subsystems;           /* classify every stack by subsystem
+				     (nt_sample_group.subsystem, nt_profile_subsystems()) */
+	const struct nt_subsystems *subsystem_rules; /* with subsystems: the rules; NULL =
+						       built-in defaults */
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -596,9 +604,20 @@ typedef struct nt_sample_group {
 	uint32_t group;             /* index of the group in the profile (stable, < 2^32-1) */
 	uint32_t stack;             /* index of its stack: groups with equal stack have equal
 				       session, frames and ips */
-	const uint64_t *ips;        /* the stack's addresses, leaf first; frames[] has one more
-				       entry (the pseudo-frame, first) when depth == nips + 1 */
+	const uint64_t *ips;        /* the stack's addresses, leaf first: one per frame, except
+				       the TraceEvent pseudo-frame (frames[0]) and the inlined
+				       functions a native address adds (nt_profile_frame_native) */
 	uint32_t nips;
+	int subsystem;              /* with nt_profile_opts.subsystems: the subsystem that
+				       decides for the stack (nt_subsystems_match()), an index
+				       into nt_profile_subsystems(); -1 none (or not asked) */
+	const int32_t *frame_subsystems; /* with subsystems: each frame's own subsystem,
+				       aligned with frames[] (-1 none, and for a pseudo-frame);
+				       NULL when not asked */
+	const struct nt_when_bin *when; /* with nt_profile_opts.when: the group's samples by
+				       fine time bucket of nt_profile_when_grid(), in bucket
+				       order, only non-empty buckets; NULL when not asked */
+	size_t nwhen;               /* entries in when */
 } nt_sample_group;
 
 typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
@@ -619,6 +638,9 @@ typedef struct nt_fold_opts {
 	int per_thread;      /* root frame "Thread (TID)" */
 	int category_frame;  /* enum nt_catframe */
 	int no_module;       /* drop "Module!" prefixes */
+	int subsystem_frame; /* enum nt_catframe: a "[SUBSYSTEM]" frame ("[other]" when no
+				rule matched); needs nt_profile_opts.subsystems. With
+				category_frame too: root "[sub];[cat];...", leaf "...;[cat];[sub]" */
 } nt_fold_opts;
 
 /* Writes "root;...;leaf WEIGHT\n" lines, merged by identical text, sorted bytewise. */
@@ -663,6 +685,8 @@ typedef struct nt_tree_node {
 	const struct nt_tree_node *parent;  /* NULL for the root */
 	const struct nt_tree_node *const *children; /* highest total first, ties by name */
 	size_t nchildren;
+	const uint64_t *when;      /* with nt_tree_opts.when_buckets: samples per time bucket
+				      (nt_tree_when()), when_buckets entries; else NULL */
 } nt_tree_node;
 
 /* Flat statistics of one function (frame name) over the whole profile. */
@@ -674,6 +698,8 @@ typedef struct nt_tree_func {
 	double self_ns, total_ns;
 	double cat_ns[NT_CAT_COUNT];        /* total_ns by category */
 	uint64_t cat_samples[NT_CAT_COUNT]; /* total_samples by category */
+	const uint64_t *when;       /* with nt_tree_opts.when_buckets: total_samples per time
+				       bucket (nt_tree_when()); else NULL */
 } nt_tree_func;
 
 typedef struct nt_tree_opts {
@@ -683,6 +709,9 @@ typedef struct nt_tree_opts {
 	int per_thread;   /* one NT_TREE_THREAD node per (session, thread) above the frames */
 	int no_module;    /* drop "Module!" prefixes, merging frames that then match */
 	int by_samples;   /* order children and flat lists by samples instead of weight */
+	uint32_t when_buckets; /* > 0: a time histogram of this many buckets per node,
+				  function and subsystem (needs nt_profile_opts.when); at most
+				  NT_WHEN_MAX_BUCKETS */
 } nt_tree_opts;
 
 /* Builds the call tree of every group of p (nt_profile_foreach; finishes p if needed).
@@ -726,6 +755,12 @@ typedef struct nt_tree_print_opts {
 				 instead of the tree (max_depth, min_percent, hot ignored) */
 	const char *selection; /* header line "Selected:" (e.g. "range 1s..2s"), NULL = none */
 	int no_header;        /* omit the header lines before the column titles */
+	int when;             /* a "when" column (the tree needs when_buckets) and a "When:"
+				 header line with the density of the whole selection */
+	int ascii;            /* draw the when column with ASCII ".:-=+*#@" instead of the
+				 UTF-8 blocks U+2581..U+2588 */
+	int by_subsystem;     /* print the time per subsystem (self, total, by category)
+				 instead of the tree; the profile needs subsystems */
 } nt_tree_print_opts;
 
 /* Writes the header (sessions, samples, total time, unit, selection, view) and then
@@ -1044,6 +1079,116 @@ NT_API nt_native *nt_profile_native(nt_profile *p, size_t session);
  * pseudo-frame); frames of one IP share its file_offset. */
 NT_API const nt_native_frame *nt_profile_frame_native(nt_profile *p, const nt_sample_group *g,
 						      uint32_t i);
+
+/* ---------------------------------------------------------------------------------------
+ * Subsystems (category.c) and time histograms ("when"; profile.c, tree.c)
+ *
+ * Subsystems are a second rule dimension beside the blocked-time categories: rules map
+ * frame patterns to a free-form name ("storage", "json", "networking"), in the format of
+ * nettrace-rules(5) with a name where a rules file has a category (nettrace-rules(5),
+ * SUBSYSTEMS). A profile built with nt_profile_opts.subsystems gives every group the
+ * subsystem that decides for its stack and the subsystem of each of its frames; trees
+ * (nt_tree_subsystem_at()), folded stacks (nt_fold_opts.subsystem_frame) and the SQL
+ * store read them from the groups.
+ *
+ * With nt_profile_opts.when, a profile also keeps when each group's samples happened: a
+ * sparse histogram per group over one time grid shared by all groups. The grid has
+ * NT_WHEN_FINE fine buckets of a power-of-two width in ns; it starts at the first sample
+ * recorded and doubles its width (merging pairs of buckets) whenever a sample falls
+ * outside it, so memory stays bounded by the distinct (group, bucket) pairs, never by the
+ * number of samples. The time axis is ns since each session's start: several sessions
+ * overlay. Trees rebin the fine buckets into a few display buckets (nt_tree_when()).
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_subsystems nt_subsystems;
+
+/* Parses a subsystem rules text: one rule per line, "[outer] NAME PATTERN", '#'
+ * comments, the glob patterns and escapes of nettrace-rules(5). NAME is 1..32 bytes of
+ * letters, digits, '_', '.', '-', '+' and '/', starting with a letter, digit or '_'.
+ * Errors as nt_rules_parse() ("NAME: line 7: bad subsystem name '...'", err->offset the
+ * line's byte offset). Thread safety: immutable after parsing. */
+NT_API int nt_subsystems_parse(nt_subsystems **out, const char *text, size_t len,
+			       const char *name, nt_error *err);
+/* Reads and parses a subsystem rules file (NT_EIO when it cannot be read). */
+NT_API int nt_subsystems_load(nt_subsystems **out, const char *path, nt_error *err);
+/* The built-in rules: data/rules/subsystems.rules (.NET base library, ASP.NET Core,
+ * Entity Framework Core, the runtime, glibc), compiled in. */
+NT_API int nt_subsystems_default(nt_subsystems **out, nt_error *err);
+NT_API void nt_subsystems_free(nt_subsystems *s);
+/* Number of distinct names, and name i (0 .. count-1, in order of first appearance in the
+ * text); NULL when i is out of range (-1 included). Borrowed, valid until the free. */
+NT_API size_t nt_subsystems_count(const nt_subsystems *s);
+NT_API const char *nt_subsystems_name(const nt_subsystems *s, int i);
+/* Subsystem of a stack (frames leaf first), as nt_rules_match() decides a category: the
+ * first frame from the leaf that matches a rule decides, unless a frame matches an
+ * "outer" rule (then the outer rule nearest the root does). Returns the name index, or -1
+ * when no rule matches. When frame_subsystems is not NULL it receives, for each of the
+ * depth frames, that frame's own subsystem (its outer rule if it matches one, else its
+ * first matching rule; -1 none): the subsystem that decides is always one of them. */
+NT_API int nt_subsystems_match(const nt_subsystems *s, const char *const *frames,
+			       size_t depth, int32_t *frame_subsystems);
+
+/* The subsystem rules of a profile built with nt_profile_opts.subsystems (the given ones
+ * or the built-in defaults): nt_sample_group.subsystem indexes its names. NULL when the
+ * profile does not classify subsystems. Borrowed, valid for the profile's life. */
+NT_API const nt_subsystems *nt_profile_subsystems(const nt_profile *p);
+
+#define NT_WHEN_FINE 1024u        /* fine buckets of a profile's time grid */
+#define NT_WHEN_MAX_BUCKETS 256u  /* display buckets of a tree, at most */
+
+/* Samples of one group in one fine bucket. */
+typedef struct nt_when_bin {
+	uint64_t samples;
+	uint32_t bucket;            /* 0 .. NT_WHEN_FINE-1 */
+} nt_when_bin;
+
+/* The time grid of a profile built with nt_profile_opts.when. */
+typedef struct nt_when_grid {
+	int64_t origin_ns;          /* start of fine bucket 0, ns since the session start */
+	uint64_t width_ns;          /* width of one fine bucket (a power of two, >= 1) */
+	uint32_t nbuckets;          /* NT_WHEN_FINE */
+	uint32_t first, last;       /* first and last non-empty fine bucket (0 if none) */
+	uint64_t samples;           /* samples recorded, all groups (0: the grid is empty) */
+} nt_when_grid;
+
+/* Fills *out with p's grid (finishing p if needed). Fails with NT_EINVAL when p was built
+ * without nt_profile_opts.when, or with the profile's error. */
+NT_API int nt_profile_when_grid(nt_profile *p, nt_when_grid *out, nt_error *err);
+
+/* The display buckets of a tree built with when_buckets. They split [start_ns, end_ns)
+ * (ns since the session start: the fine buckets from the first to the last that hold
+ * samples of the tree) as evenly as whole fine buckets allow: fine bucket j (0 .. fine-1,
+ * counted from start_ns) belongs to display bucket j * buckets / fine (rounded down), so
+ * widths differ by one fine bucket at most (a bucket may hold none when fine < buckets). */
+typedef struct nt_tree_when_info {
+	uint32_t buckets;           /* nt_tree_opts.when_buckets */
+	int64_t start_ns, end_ns;
+	uint64_t fine_ns;           /* width of a fine bucket (nt_when_grid.width_ns) */
+	uint32_t fine;              /* fine buckets in [start_ns, end_ns) */
+	uint64_t samples;           /* samples in the tree (the root's) */
+	uint64_t peak;              /* the root's fullest bucket, in samples */
+} nt_tree_when_info;
+/* Returns 1 and fills *out when t has time histograms, else 0. */
+NT_API int nt_tree_when(const nt_tree *t, nt_tree_when_info *out);
+
+/* Time per subsystem in a tree whose profile classifies subsystems. Self: the samples the
+ * subsystem decides (nt_sample_group.subsystem); they partition the tree, and the
+ * samples no subsystem decides form the entry "other". Total: the samples with the
+ * subsystem as the own subsystem of any frame of their stack (frame_subsystems), counted
+ * once per sample; for "other", its self. */
+typedef struct nt_tree_subsystem {
+	const char *name;
+	uint64_t self_samples, total_samples;
+	double self_ns, total_ns;
+	double cat_ns[NT_CAT_COUNT];        /* self_ns by category */
+	uint64_t cat_samples[NT_CAT_COUNT]; /* self_samples by category */
+	const uint64_t *when;       /* with when_buckets: self_samples per time bucket */
+} nt_tree_subsystem;
+/* Number of subsystems with samples (0 when the profile does not classify them). */
+NT_API size_t nt_tree_subsystem_count(const nt_tree *t);
+/* The i-th subsystem by self (NT_TREE_BY_SELF) or total (NT_TREE_BY_TOTAL) weight, or
+ * samples when the tree is by_samples, ties by name; NULL when i is out of range. */
+NT_API const nt_tree_subsystem *nt_tree_subsystem_at(const nt_tree *t, int order, size_t i);
 
 #ifdef __cplusplus
 }

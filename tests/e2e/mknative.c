@@ -90,14 +90,16 @@ int main(int argc, char **argv)
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		size_t off = 0, no, dof;
 		GElf_Nhdr nh;
 		while ((off = gelf_getnote(d, off, &nh, &no, &dof)) > 0)
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= 64)
 				for (size_t k = 0; k < nh.n_descsz; k++)
-					snprintf(bid + 2 * k, 3, "%02x", ((const uint8_t *)d->d_buf)[dof + k]);
+					snprintf(bid + 2 * k, 3, "%02x",
+						 ((const uint8_t *)d->d_buf)[dof + k]);
 	}
 
 	FILE *fp = fopen(out, "wb");
@@ -134,8 +136,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; rc == 0 && i < nph; i++) {
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz)
-			rc = module_event(w, mid, ts, BIAS + ph.p_vaddr, ph.p_filesz, ph.p_offset, bin, bid,
-					  &err);
+			rc = module_event(w, mid, ts, BIAS + ph.p_vaddr, ph.p_filesz, ph.p_offset,
+					  bin, bid, &err);
 	}
 	if (rc == 0)
 		rc = module_event(w, mid, ts, GONE_BASE, 0x100000, 0, GONE_PATH, "", &err);

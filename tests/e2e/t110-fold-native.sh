@@ -49,6 +49,10 @@ root_first() {
 
 # The leaf: the address of dp_worker with the longest inline chain (the first of them).
 set -- $(nm -S "$BIN" | awk '$4 == "dp_worker" { print $1, $2 }')
+if [ $# -ne 2 ]; then
+	fail "nm lists dp_worker with its size in $BIN"
+	done_testing
+fi
 start=$1 size=$2
 i=0
 : >"$T/worker-addrs"
@@ -92,7 +96,8 @@ LC_ALL=C sort "$T/want" >"$T/want.sorted"
 run "$FOLD" --unit samples "$T/native.nettrace"
 is_rc 0 "nettrace-fold exits 0"
 same "$T/out" "$T/want.sorted" "nettrace-fold: native frames with their inline chains, as $A2L"
-is_empty "$T/err" "nettrace-fold: no diagnostics"
+is "$(cat "$T/err")" "nettrace-fold: $T/native.nettrace: warning: module /nonexistent/lib/libgone.so.1: missing: cannot open: No such file or directory: its frames show as libgone.so.1+0xOFFSET" \
+	"nettrace-fold: one warning, for the missing module"
 
 if [ -x "$TREE" ]; then
 	run "$TREE" --unit samples "$T/native.nettrace"

@@ -151,8 +151,8 @@ static nt_native *map_at_bias_flags(const telf *t, const char *path, const char 
 	if (nt_native_new(&nn, &o, &err))
 		return NULL;
 	for (size_t i = 0; i < t->nloads; i++)
-		if (nt_native_add_module(nn, BIAS + t->lo[i], t->filesz[i], t->off[i], path, build_id,
-					 &err)) {
+		if (nt_native_add_module(nn, BIAS + t->lo[i], t->filesz[i], t->off[i], path,
+					 build_id, &err)) {
 			nt_native_free(nn);
 			return NULL;
 		}
@@ -433,8 +433,8 @@ static void test_dwarf_matches_reference_tools(const telf *t)
 	   "inline chains: %zu addresses have inlined frames, up to %zu frames", inline_addrs,
 	   max_depth);
 	is_u64(none, 0, "every address agrees with a reference symbolizer");
-	ok(best * 100 >= n * 99, "the best reference agrees on %zu of %zu addresses (>= 99%%)", best,
-	   n);
+	ok(best * 100 >= n * 99, "the best reference agrees on %zu of %zu addresses (>= 99%%)",
+	   best, n);
 	for (int tl = 0; tl < T_COUNT; tl++)
 		if (ref[tl])
 			free_ans(ref[tl], n);
@@ -482,7 +482,8 @@ static void test_dwarf_frames_and_cache(const telf *t)
 		for (size_t j = 0; j < nf; j++) {
 			char want[256];
 			fmt(want, sizeof want, "test-dwarf-prog!%s", f[j].function);
-			if (!f[j].function || strcmp(f[j].name, want) || strcmp(f[j].module, "test-dwarf-prog"))
+			if (!f[j].function || strcmp(f[j].name, want) ||
+			    strcmp(f[j].module, "test-dwarf-prog"))
 				names_ok = 0;
 			if (f[j].inline_depth != nf - 1 - j)
 				depth_ok = 0;
@@ -542,8 +543,8 @@ static void test_dwarf_add_module_rejects(void)
 }
 
 /* The frames of one address of dp_worker in a resolver over path. */
-static size_t resolve_one(const telf *t, const char *path, const char *bid, const nt_native_frame **f,
-			  nt_native **keep)
+static size_t resolve_one(const telf *t, const char *path, const char *bid,
+			  const nt_native_frame **f, nt_native **keep)
 {
 	const tsym *w = find_sym(t, "dp_worker");
 	*keep = map_at_bias(t, path, bid);
@@ -574,8 +575,9 @@ static void test_dwarf_build_id(const telf *t)
 	nt_native_module m;
 	char upper[129];
 	for (size_t i = 0; i <= strlen(t->build_id); i++)
-		upper[i] = (char)(t->build_id[i] >= 'a' && t->build_id[i] <= 'f' ? t->build_id[i] - 32
-										  : t->build_id[i]);
+		upper[i] =
+		    (char)(t->build_id[i] >= 'a' && t->build_id[i] <= 'f' ? t->build_id[i] - 32
+									  : t->build_id[i]);
 	size_t n = resolve_one(t, prog, upper, &f, &nn);
 	ok(n >= 1 && f[n - 1].function && !strcmp(f[n - 1].function, "dp_worker"),
 	   "the recorded build id (upper case) matches: resolved");
@@ -596,8 +598,9 @@ static void test_dwarf_build_id(const telf *t)
 	status_of(nn, &m);
 	is_str(nt_native_status_name(m.status), "build id mismatch", "status: build id mismatch");
 	char msg[512];
-	fmt(msg, sizeof msg, "build id mismatch: trace 0123456789abcdef0123456789abcdef01234567, file %s",
-		 t->build_id);
+	fmt(msg, sizeof msg,
+	    "build id mismatch: trace 0123456789abcdef0123456789abcdef01234567, file %s",
+	    t->build_id);
 	is_str(m.message, msg, "the message names both build ids");
 	is_str(m.file_build_id, t->build_id, "file_build_id is the file's");
 	nt_native_free(nn);
@@ -621,7 +624,8 @@ static void test_dwarf_stripped(const telf *t)
 	nt_native_module m;
 	const tsym *w = find_sym(t, "dp_worker");
 	if (!w || !stripped_copy("prog-nodebug", "--strip-debug", path, sizeof path)) {
-		printf("ok %d - stripped copies # SKIP strip (binutils) is not installed\n", ++tap_n);
+		printf("ok %d - stripped copies # SKIP strip (binutils) is not installed\n",
+		       ++tap_n);
 		return;
 	}
 	size_t n = resolve_one(t, path, NULL, &f, &nn);
@@ -643,8 +647,9 @@ static void test_dwarf_stripped(const telf *t)
 	if (t->build_id[0] &&
 	    !fmt(dbg, sizeof dbg, "%s/debug/.build-id/%.2s/%s.debug", tmpdir, t->build_id,
 		 t->build_id + 2) &&
-	    !fmt(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && objcopy --only-keep-debug '%s' '%s'",
-		 dbg, prog, dbg) &&
+	    !fmt(cmd, sizeof cmd,
+		 "mkdir -p \"$(dirname '%s')\" && objcopy --only-keep-debug '%s' '%s'", dbg, prog,
+		 dbg) &&
 	    system(cmd) == 0 && full) {
 		char dir[4300];
 		fmt(dir, sizeof dir, "%s/debug", tmpdir);
@@ -652,7 +657,8 @@ static void test_dwarf_stripped(const telf *t)
 		nn = NULL;
 		nt_native_new(&nn, &o, &err);
 		for (size_t i = 0; i < t->nloads; i++)
-			nt_native_add_module(nn, BIAS + t->lo[i], t->filesz[i], t->off[i], path, NULL, &err);
+			nt_native_add_module(nn, BIAS + t->lo[i], t->filesz[i], t->off[i], path,
+					     NULL, &err);
 		int same = 1, inl = 0;
 		for (uint64_t a = 0; a < w->size; a++) {
 			nt_native_resolve(nn, BIAS + w->addr + a, &f, &n, &err);
@@ -663,12 +669,14 @@ static void test_dwarf_stripped(const telf *t)
 				       str_eq(f[j].file, g[j].file) && f[j].line == g[j].line;
 			same = same && n == ng;
 		}
-		ok(same && inl, "DWARF from DEBUG_DIR/.build-id/xx/yyyy.debug: the frames of the unstripped file");
+		ok(same && inl, "DWARF from DEBUG_DIR/.build-id/xx/yyyy.debug: the frames of the "
+				"unstripped file");
 		status_of(nn, &m);
 		is_str(nt_native_status_name(m.status), "ok", "... status ok");
 		nt_native_free(nn);
 	} else {
-		printf("ok %d - separate debug file # SKIP objcopy failed or no build id\n", ++tap_n);
+		printf("ok %d - separate debug file # SKIP objcopy failed or no build id\n",
+		       ++tap_n);
 	}
 	nt_native_free(full);
 
@@ -810,7 +818,8 @@ int main(void)
 {
 	const char *top = getenv("top_builddir");
 	fmt(prog, sizeof prog, "%s/tests/unit/test-dwarf-prog", top ? top : ".");
-	fmt(tmpdir, sizeof tmpdir, "%s/nt-dwarf.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fmt(tmpdir, sizeof tmpdir, "%s/nt-dwarf.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir)) {
 		printf("Bail out! mkdtemp: %s\n", strerror(errno));
 		return 1;

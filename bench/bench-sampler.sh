@@ -1,0 +1,199 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench-sampler.sh - overhead of the libnettrace sampler on a CPU-bound multi-threaded
+# workload (bench/bench-sampler-work.c) at 100 Hz and 1 kHz, next to no profiler,
+# gperftools' CPU profiler (libprofiler, CPUPROFILE_FREQUENCY) and perf record -g at the
+# same rates, all measured in the same run with the configurations interleaved (A B C ...
+# A B C ...), and the median of N runs of each. This is a benchmark, not a test.
+#
+#   bench/bench-sampler.sh [-n RUNS] [-t THREADS] [-m MILLION_ITERATIONS]
+#
+#   -n RUNS     runs per configuration (default 5; env N)
+#   -t THREADS  workload threads (default: the number of CPUs; env THREADS)
+#   -m M        million iterations per thread (default 400, a few seconds; env MITER)
+#
+# Reported per configuration: median wall time and CPU time (user + system of the whole
+# process tree, so the sampler thread and perf itself count), their ratios to the run
+# without a profiler, the samples taken, and the cost per sample: (CPU - CPU without a
+# profiler) / samples. On a shared machine the CPU time is the steadier figure (it does
+# not count waiting for a core); compare ratios, not absolute times.
+#
+# gperftools: libprofiler.so.0 from libgoogle-perftools-dev (apt-get install -y
+# libgoogle-perftools-dev google-perftools when missing and run as root; otherwise its
+# rows are skipped). Its ITIMER_PROF timer fires at most once per kernel tick (CONFIG_HZ,
+# 250 here: research/sampler.md §0), so "1000 Hz" gives fewer samples. perf: skipped with
+# a note when perf_event_open is not permitted. Output and builds go to bench/out/sampler/
+# (gitignored). Environment: CC (default cc), BENCH_CFLAGS (default -O2 -g).
+# Goal (issue): <= 1% slowdown at 1 kHz, and less than gperftools at the same rate.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+TOP=$(pwd)
+OUT=$TOP/bench/out/sampler
+BUILD=$OUT/build
+N=${N:-5}
+THREADS=${THREADS:-$(nproc 2>/dev/null || echo 2)}
+MITER=${MITER:-400}
+CC=${CC:-cc}
+BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+
+die() { printf 'bench-sampler.sh: %s\n' "$*" >&2; exit 1; }
+say() { printf '==> %s\n' "$*" >&2; }
+
+while getopts n:t:m:h opt; do
+	case $opt in
+	n) N=$OPTARG ;;
+	t) THREADS=$OPTARG ;;
+	m) MITER=$OPTARG ;;
+	h) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "Try 'bench/bench-sampler.sh -h'." >&2; exit 1 ;;
+	esac
+done
+case $N in ''|*[!0-9]*|0) die "bad run count '$N'" ;; esac
+case $THREADS in ''|*[!0-9]*|0) die "bad thread count '$THREADS'" ;; esac
+
+mkdir -p "$BUILD" || die "cannot create $BUILD"
+
+# ------------------------------------------------------------------ build
+say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/sampler/build"
+if [ -f "$TOP/config.h" ]; then
+	cp "$TOP/config.h" "$BUILD/config.h"
+else
+	printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
+fi
+CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/sampler"
+# shellcheck disable=SC2086
+$CC -std=c11 $BENCH_CFLAGS -fPIC -fvisibility=hidden -shared $CPPFLAGS -DNTS_BUILDING_LIB \
+	-o "$BUILD/libnettrace-sampler.so" "$TOP"/sampler/*.c "$TOP/libtrace/writer.c" \
+	"$TOP/libtrace/sink.c" "$TOP/libtrace/error.c" \
+	-Wl,--version-script="$TOP/sampler/sampler.map" -lm -lpthread ||
+	die "cannot build the sampler library"
+# shellcheck disable=SC2086
+$CC $BENCH_CFLAGS -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread \
+	-o "$BUILD/work" "$TOP/bench/bench-sampler-work.c" || die "cannot build the workload"
+# shellcheck disable=SC2086
+$CC $BENCH_CFLAGS -o "$BUILD/runstat" "$TOP/bench/runstat.c" || die "cannot build runstat"
+
+# ------------------------------------------------------------------ peers
+PROFILER=""
+for p in /usr/lib/x86_64-linux-gnu/libprofiler.so.0 /usr/lib64/libprofiler.so.0 \
+	/usr/local/lib/libprofiler.so.0; do
+	[ -f "$p" ] && PROFILER=$p && break
+done
+if [ -z "$PROFILER" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	say "installing gperftools (libgoogle-perftools-dev google-perftools)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q libgoogle-perftools-dev \
+		google-perftools >"$OUT/apt.log" 2>&1 || say "apt-get failed (see $OUT/apt.log)"
+	[ -f /usr/lib/x86_64-linux-gnu/libprofiler.so.0 ] &&
+		PROFILER=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
+fi
+NOTES=""
+[ -n "$PROFILER" ] || NOTES="$NOTES
+gperftools: libprofiler.so.0 not found (apt-get install libgoogle-perftools-dev): skipped"
+PPROF=$(command -v google-pprof || command -v pprof || true)
+PERF=""
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -F 100 -g -o "$OUT/probe.data" -- true >/dev/null 2>&1; then
+	PERF=perf
+else
+	NOTES="$NOTES
+perf: perf record is not installed or not permitted (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)): skipped"
+fi
+
+CONFIGS="none nts-100 nts-1000"
+[ -n "$PROFILER" ] && CONFIGS="$CONFIGS gperf-100 gperf-1000"
+[ -n "$PERF" ] && CONFIGS="$CONFIGS perf-100 perf-1000"
+
+# ------------------------------------------------------------------ runs
+RES=$OUT/results.txt
+: >"$RES"
+: >"$OUT/split.txt"
+STAT=$OUT/stat.txt
+
+# run_one CONFIG: one run, appends "CONFIG wall cpu samples" to $RES.
+run_one() {
+	cfg=$1
+	rate=${cfg#*-}
+	samples=0
+	case $cfg in
+	none)
+		"$BUILD/runstat" -o "$STAT" env "$BUILD/work" "$THREADS" "$MITER" >/dev/null ;;
+	nts-*)
+		rm -f "$OUT/status"
+		# env, not runstat, gets the preload (runstat must not record itself)
+		"$BUILD/runstat" -o "$STAT" env LD_PRELOAD="$BUILD/libnettrace-sampler.so" \
+			NETTRACE_OUTPUT="$OUT/nts.nettrace" NETTRACE_FREQUENCY="$rate" \
+			NETTRACE_STATUS_FD=9 "$BUILD/work" "$THREADS" "$MITER" \
+			>/dev/null 9>"$OUT/status" 2>/dev/null
+		samples=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' "$OUT/status" | tail -n 1)
+		# the sampler's own accounting: handler and sampler-thread CPU per sample
+		sed -n 's/.* handler_ns=\([0-9]*\) sampler_ns=\([0-9]*\).*/\1 \2/p' "$OUT/status" |
+			tail -n 1 | awk -v c="$cfg" -v s="${samples:-0}" '{ if (s > 0)
+			printf "%s %.0f %.0f\n", c, $1 / s, $2 / s }' >>"$OUT/split.txt" ;;
+	gperf-*)
+		rm -f "$OUT/gperf.prof"
+		"$BUILD/runstat" -o "$STAT" env LD_PRELOAD="$PROFILER" \
+			CPUPROFILE="$OUT/gperf.prof" CPUPROFILE_FREQUENCY="$rate" \
+			"$BUILD/work" "$THREADS" "$MITER" >/dev/null 2>/dev/null
+		if [ -n "$PPROF" ]; then
+			samples=$("$PPROF" --text "$BUILD/work" "$OUT/gperf.prof" 2>/dev/null |
+				sed -n 's/^Total: \([0-9]*\) samples.*/\1/p')
+		fi ;;
+	perf-*)
+		"$BUILD/runstat" -o "$STAT" perf record -q -F "$rate" -g -o "$OUT/perf.data" \
+			-- "$BUILD/work" "$THREADS" "$MITER" >/dev/null 2>&1
+		samples=$(perf script -i "$OUT/perf.data" -F tid 2>/dev/null | grep -c .) ;;
+	esac
+	wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' "$STAT")
+	cpu=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$STAT")
+	echo "$cfg ${wall:-0} ${cpu:-0} ${samples:-0}" >>"$RES"
+}
+
+say "workload: $THREADS threads x $MITER M iterations; $N runs of: $CONFIGS"
+i=0
+while [ "$i" -lt "$N" ]; do
+	i=$((i + 1))
+	# rotate the order so that no configuration always runs first
+	set -- $CONFIGS
+	k=$(( (i - 1) % $# ))
+	while [ "$k" -gt 0 ]; do
+		first=$1
+		shift
+		set -- "$@" "$first"
+		k=$((k - 1))
+	done
+	for cfg in "$@"; do
+		run_one "$cfg"
+	done
+	say "run $i of $N done"
+done
+
+# ------------------------------------------------------------------ report
+median() { # median CONFIG COLUMN (2 wall, 3 cpu, 4 samples)
+	awk -v c="$1" -v col="$2" '$1 == c { print $col }' "$RES" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+bw=$(median none 2)
+bc=$(median none 3)
+echo
+echo "sampler overhead: $THREADS threads x $MITER M iterations, $N runs each, medians (raw: $RES)"
+printf '%-12s %9s %9s %8s %8s %9s %11s\n' config wall_s cpu_s wall/0 cpu/0 samples ns/sample
+for cfg in $CONFIGS; do
+	w=$(median "$cfg" 2)
+	c=$(median "$cfg" 3)
+	s=$(median "$cfg" 4)
+	awk -v cfg="$cfg" -v w="$w" -v c="$c" -v s="$s" -v bw="$bw" -v bc="$bc" 'BEGIN {
+		ns = (s > 0 && cfg != "none") ? sprintf("%.0f", (c - bc) / s * 1e9) : "-"
+		printf "%-12s %9.3f %9.3f %8.4f %8.4f %9d %11s\n", cfg, w, c, w / bw, c / bc, s, ns }'
+done
+for cfg in nts-100 nts-1000; do
+	h=$(awk -v c="$cfg" '$1 == c { print $2 }' "$OUT/split.txt" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	st=$(awk -v c="$cfg" '$1 == c { print $3 }' "$OUT/split.txt" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	[ -n "$h" ] && echo "$cfg per sample: signal handler $h ns, sampler thread $st ns" \
+		"(medians; the rest of ns/sample is the kernel's: signal delivery, scheduling)"
+done
+[ -n "$NOTES" ] && printf 'Notes:%s\n' "$NOTES"
+echo "Goal: nts-1000 cpu/0 <= 1.01, and below gperf-1000 (which gets fewer samples: HZ cap)."

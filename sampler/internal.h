@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h - definitions shared between the sampler's modules (not installed):
+ * the per-thread slots and their sample buffers, the module snapshot the unwinder reads,
+ * the unwinder, the schedule, the session writer, and the runtime that ties them.
+ *
+ * Who touches what (the rules that make the signal handler safe):
+ *  - the handler (signal.c) runs on a sampled thread; it reads the runtime's arena and
+ *    module snapshot through atomic pointers, writes only its own slot's ring, drop
+ *    counters and CFI cache, and calls only async-signal-safe code (signal.c, unwind.c);
+ *  - everything else runs on the sampler thread or in API calls, serialised by rt.mu;
+ *  - memory the handler may reach (arena, rings, caches, module snapshots) is never freed
+ *    while the process runs: slots and their buffers are reused, old snapshots are kept. */
+#ifndef NTS_INTERNAL_H
+#define NTS_INTERNAL_H
+
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ntsampler.h"
+
+#define NTS_DEFAULT_DEPTH 128u
+#define NTS_MAX_DEPTH 1024u
+#define NTS_DEFAULT_BUFFER 8u
+#define NTS_MAX_BUFFER 1024u
+#define NTS_DEFAULT_THREADS 4096u
+#define NTS_MAX_THREADS 65536u
+#define NTS_DEFAULT_FLUSH_MS 250u
+#define NTS_BACKLOG 256u /* rounds remembered for a thread whose signal is pending */
+
+/* ThreadSample v1 State values (doc/format/sampler-events.md). */
+enum nts_state {
+	NTS_ST_UNKNOWN = 0,
+	NTS_ST_RUNNING = 1,
+	NTS_ST_BLOCKED = 2, /* sleeping or blocked (interruptible wait) */
+	NTS_ST_DISK = 3,    /* uninterruptible wait */
+	NTS_ST_STOPPED = 4,
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Module snapshot (modules.c builds it, unwind.c reads it in the handler)
+ * ------------------------------------------------------------------------------------- */
+
+/* One executable PT_LOAD segment of a loaded object. */
+typedef struct nts_modseg {
+	uint64_t lo, hi;         /* [lo, hi) in memory */
+	const uint8_t *eh_hdr;   /* its object's .eh_frame_hdr (in memory), NULL if unusable */
+	const uint8_t *table;    /* the hdr's sorted (initial_loc, fde) table: sdata4 pairs */
+	uint32_t fde_count;
+	uint32_t module;         /* index in nts_modlist */
+} nts_modseg;
+
+/* Read-only once published; sorted by lo, non-overlapping. */
+typedef struct nts_modsnap {
+	uint64_t gen;            /* changes whenever the set of objects changes */
+	size_t nseg;
+	nts_modseg seg[];
+} nts_modsnap;
+
+/* What ModuleMap events say about one segment (sampler thread only). */
+typedef struct nts_module {
+	uint64_t base, size, file_offset;
+	char *path;              /* malloc'd */
+	char build_id[65];       /* lowercase hex, "" if none */
+} nts_module;
+
+typedef struct nts_modlist {
+	nts_module *m;
+	size_t n, cap;
+	unsigned long long adds, subs; /* dl_iterate_phdr counters when built */
+} nts_modlist;
+
+/* Rebuilds the list and a new snapshot when objects were loaded or unloaded since *ml was
+ * built (cheap check otherwise). Returns 1 when it changed (*snap_out then gets a new
+ * snapshot, malloc'd, which the caller publishes and keeps), 0 if not, < 0 out of memory. */
+int nts_modules_refresh(nts_modlist *ml, nts_modsnap **snap_out, uint64_t gen);
+void nts_modlist_free(nts_modlist *ml);
+
+/* ---------------------------------------------------------------------------------------
+ * Unwinder (unwind.c; async-signal-safe)
+ * ------------------------------------------------------------------------------------- */
+
+#define NTS_CFI_CACHE 64u /* direct-mapped entries per thread */
+
+/* The unwind rule of one code address, as found in its FDE. */
+typedef struct nts_cfi_rule {
+	uint64_t pc;       /* lookup address (0: empty entry) */
+	int32_t cfa_off;   /* CFA = reg + cfa_off */
+	int32_t ra_off;    /* return address at CFA + ra_off */
+	int32_t fp_off;    /* caller's RBP at CFA + fp_off; NTS_FP_SAME when RBP is unchanged */
+	uint8_t kind;      /* enum nts_rule_kind */
+} nts_cfi_rule;
+
+#define NTS_FP_SAME INT32_MIN
+
+enum nts_rule_kind {
+	NTS_RULE_NONE = 0,   /* no FDE or unsupported CFI: fall back to frame pointers */
+	NTS_RULE_RSP = 1,    /* CFA = RSP + off */
+	NTS_RULE_RBP = 2,    /* CFA = RBP + off */
+	NTS_RULE_END = 3,    /* return address undefined: outermost frame */
+};
+
+typedef struct nts_cfi_cache {
+	uint64_t gen;      /* module snapshot generation the entries belong to */
+	nts_cfi_rule e[NTS_CFI_CACHE];
+} nts_cfi_cache;
+
+typedef struct nts_regs {
+	uint64_t pc, sp, fp;
+} nts_regs;
+
+/* Walks the stack from regs (pc = interrupted instruction) and stores up to max addresses,
+ * leaf first: ips[0] = pc, then return addresses. Stack reads stay in [regs.sp, stack_hi);
+ * stack_hi == 0 means unknown: each new page is then probed before it is read. Code and
+ * .eh_frame are read only inside the objects of snap. cache may be NULL. Returns the
+ * number of addresses stored (>= 1 when max >= 1). */
+uint32_t nts_unwind(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
+		    uint64_t *ips, uint32_t max, nts_cfi_cache *cache);
+
+/* The executable segment holding pc, or NULL (binary search; async-signal-safe). */
+const nts_modseg *nts_segment(const nts_modsnap *snap, uint64_t pc);
+
+/* The CFI rule of one address (the interrupted pc, or a return address - 1); 0 when found,
+ * -1 when there is none or it uses what the unwinder does not support (out->kind NONE). */
+int nts_cfi_lookup(const nts_modsnap *snap, uint64_t pc, nts_cfi_rule *out);
+
+/* 1 when [addr, addr+len) is readable memory (one syscall per page; async-signal-safe). */
+int nts_probe_readable(uint64_t addr, size_t len);
+
+/* ---------------------------------------------------------------------------------------
+ * Per-thread slots and sample buffers
+ * ------------------------------------------------------------------------------------- */
+
+/* One captured sample in a ring (followed by its ips). */
+typedef struct nts_record {
+	uint64_t ts_ns;      /* CLOCK_MONOTONIC at capture */
+	uint64_t req_ns;     /* time of the round that asked for it */
+	uint64_t req_round;  /* that round's number (its sessions' scheduled times) */
+	uint64_t req_seq;    /* the request's sequence number in its slot */
+	uint64_t cpu_ns;     /* thread CPU time at capture */
+	uint64_t cpu_end_ns; /* thread CPU time when the handler finished */
+	uint64_t mask;       /* sessions the sample is for */
+	uint64_t sp;         /* interrupted stack pointer */
+	uint32_t tid;
+	uint32_t state;      /* enum nts_state */
+	uint32_t cpu;        /* processor, 0xFFFFFFFF if unknown */
+	uint32_t depth;
+	uint64_t ips[];
+} nts_record;
+
+enum nts_slot_state { NTS_SLOT_FREE = 0, NTS_SLOT_ACTIVE = 1 };
+
+/* One sampled thread. The handler owns ring writes (head), cache and the drop counters'
+ * increments; the sampler thread owns everything else. */
+typedef struct nts_slot {
+	_Atomic uint32_t state;      /* enum nts_slot_state */
+	_Atomic int32_t tid;
+	_Atomic uint64_t req_mask;   /* request: set before the signal, taken by the handler */
+	_Atomic uint32_t pending;    /* 1 from the signal until the handler is done */
+	_Atomic uint32_t head;       /* records written (handler) */
+	_Atomic uint32_t tail;       /* records read (drain) */
+	_Atomic uint64_t drop_count; /* samples the handler dropped (full ring, recursion) */
+	_Atomic uint64_t drop_mask;  /* sessions those drops were meant for (OR) */
+	uint64_t req_ns, req_round, req_seq; /* the current request (written before req_mask) */
+	uint64_t stack_lo, stack_hi; /* the mapping holding the thread's stack, 0 if unknown;
+					written by the sampler only while no request is pending */
+	uint8_t *recs;               /* ring of nrecs records of rec_size bytes */
+	nts_cfi_cache *cache;
+	/* sampler thread only */
+	uint64_t seen_sweep;         /* last sweep that listed the thread */
+	uint32_t drain_head;         /* head as read by the current drain */
+	uint64_t req_sent_mask;      /* sessions of the last request sent */
+	/* Rounds that found the request still pending: the thread has run no user code since
+	 * (a signal is delivered on the way back to user mode), so the stack the handler will
+	 * capture is the stack of those rounds too; they are written with it. */
+	uint32_t nbacklog;
+	uint64_t *backlog_round;     /* NTS_BACKLOG entries each (one allocation) */
+	uint64_t *backlog_mask;
+	uint64_t *backlog_seq;       /* the request each round waited for */
+	uint64_t last_cpu;           /* CPU time after its last sample */
+	nts_record *last;            /* copy of its last record (rec_size bytes) */
+	int have_last;
+	uint64_t named_mask;         /* sessions that have its ThreadName */
+	uint64_t name_ts;            /* when comm was last read */
+	char name[32];
+} nts_slot;
+
+/* ---------------------------------------------------------------------------------------
+ * Schedules (schedule.c)
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nts_rng {
+	uint64_t s[4];
+} nts_rng;
+
+void nts_rng_seed(nts_rng *r, uint64_t seed);
+uint64_t nts_rng_next(nts_rng *r);
+/* Uniform in [0, 1). */
+double nts_rng_unit(nts_rng *r);
+/* Exponential with the given mean, rounded to ns, at least 1. */
+uint64_t nts_rng_exp(nts_rng *r, uint64_t mean_ns);
+
+#define NTS_CATCHUP_MAX 8 /* intervals behind before the schedule is reset */
+
+typedef struct nts_sched {
+	int kind;             /* enum nts_schedule */
+	uint64_t interval_ns;
+	uint64_t next_ns;     /* ideal time of the next sample (cumulative schedule) */
+	nts_rng rng;
+	uint64_t late, missed, taken;
+	uint64_t max_behind_ns; /* largest lateness seen since the last report */
+} nts_sched;
+
+/* Sets the first deadline: start + a random phase (fixed) or an exponential gap. */
+void nts_sched_init(nts_sched *s, int kind, uint64_t interval_ns, uint64_t seed,
+		    uint64_t start_ns);
+/* Called when a round is taken for the session at time now (>= next_ns - slack): counts
+ * lateness, advances the schedule; if more than NTS_CATCHUP_MAX intervals behind, resets
+ * it to now (counting the skipped samples as missed). Returns how far behind it was. */
+uint64_t nts_sched_advance(nts_sched *s, uint64_t now);
+
+/* ---------------------------------------------------------------------------------------
+ * Sessions and their output (drain.c)
+ * ------------------------------------------------------------------------------------- */
+
+struct nt_writer;
+
+struct nts_session {
+	int index;              /* bit in the session mask */
+	uint64_t uid;           /* unique id (samplepoint threads notice a reused index) */
+	int fd;                 /* output file */
+	int own_fd;             /* 1 when the session opened it */
+	pid_t owner_pid;        /* process that opened it (a forked child must not write) */
+	struct nt_writer *w;
+	uint32_t meta_sample, meta_module, meta_thread, meta_settings, meta_stats;
+	nts_sched sched;
+	uint64_t seed;
+	int mode;
+	uint32_t format_version; /* 5 or 6 */
+	pid_t *threads;         /* sorted filter, NULL = all */
+	size_t nthreads;
+	uint64_t start_ns;      /* session start (sync_qpc) */
+	uint64_t last_ts;       /* last event timestamp (non-decreasing per capture thread) */
+	uint64_t flush_ns, next_flush_ns;
+	uint64_t modules_written; /* modules of the list already written */
+	uint64_t mod_gen;
+	nts_stats st;
+	nt_error err;           /* first write error; the session stops writing after it */
+	int failed;
+};
+
+/* Opens the writer and writes the header, metadata, SessionSettings and ModuleMap events. */
+int nts_out_open(struct nts_session *s, const nts_modlist *ml, uint64_t now, pid_t capture,
+		 nt_error *err);
+/* Writes ModuleMap events for modules the session has not written yet. */
+void nts_out_modules(struct nts_session *s, const nts_modlist *ml, uint64_t now, pid_t capture);
+/* Writes a ThreadName event. */
+void nts_out_thread_name(struct nts_session *s, uint32_t tid, const char *name, uint64_t ts,
+			 pid_t capture);
+/* Writes one sample (stack leaf first) at time ts: the session's scheduled time of the
+ * round that took it. */
+void nts_out_sample(struct nts_session *s, const nts_record *r, uint64_t ts, const uint64_t *ips,
+		    pid_t capture);
+/* Writes SamplerStats and flushes the blocks to the file. */
+void nts_out_flush(struct nts_session *s, uint64_t now, pid_t capture);
+/* Writes the final SamplerStats and the end of the stream; closes what it opened. */
+int nts_out_close(struct nts_session *s, uint64_t now, pid_t capture, nt_error *err);
+/* Frees without writing (forked child). */
+void nts_out_abandon(struct nts_session *s);
+
+/* ---------------------------------------------------------------------------------------
+ * Runtime (sampler.c) and the signal handler (signal.c)
+ * ------------------------------------------------------------------------------------- */
+
+/* What the handler reads: published once by nts_start() and kept for the process's life. */
+typedef struct nts_shared {
+	_Atomic int active;             /* 0: the handler ignores signals */
+	_Atomic(nts_modsnap *) snap;
+	nts_slot *slots;
+	uint32_t nslots;
+	uint32_t max_depth;
+	uint32_t nrecs;                 /* records per ring */
+	size_t rec_size;
+	pid_t pid;                      /* getpid() (refreshed in a forked child) */
+	int signo;
+} nts_shared;
+
+extern nts_shared nts_g;
+
+/* The handler (signal.c). */
+void nts_signal_handler(int sig, siginfo_t *si, void *uc);
+/* Per-thread recursion guard: non-zero while the thread runs sampler code that the handler
+ * must not interrupt (samplepoint slow path, API calls). */
+extern __thread int nts_guard __attribute__((tls_model("initial-exec")));
+
+/* Monotonic and thread CPU clocks, in ns (async-signal-safe). */
+uint64_t nts_now(void);
+uint64_t nts_thread_cpu(void);
+/* CPU time of another thread of this process (0 on failure). */
+uint64_t nts_tid_cpu(pid_t tid);
+
+/* Samplepoint mode (samplepoint.c). The runtime calls this with rt.mu held whenever the
+ * set of sessions changes: min_interval_ns is the shortest interval open (0: none, or not
+ * in samplepoint mode), which sets the threads' check period. */
+void nts_sp_sessions_changed(uint64_t min_interval_ns);
+
+/* A scheduled session as samplepoint threads see it. */
+typedef struct nts_sp_sess {
+	uint64_t uid;          /* unique per session (an index is reused) */
+	uint64_t interval_ns;
+	uint64_t seed;
+	int kind;              /* enum nts_schedule */
+} nts_sp_sess;
+
+/* Copies the scheduled sessions (by index); returns the mask of indexes filled. */
+uint64_t nts_rt_sp_sessions(nts_sp_sess out[NTS_MAX_SESSIONS]);
+
+/* Writes one sample of the calling thread, at each session's scheduled time ideal[i], to
+ * the sessions of r->mask whose uid still matches, with a ThreadName first for sessions not in *named_mask, and adds the
+ * thread's schedule counters (deltas, by session index) to the sessions' statistics. */
+void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t ideal[NTS_MAX_SESSIONS],
+		     const uint64_t uid[NTS_MAX_SESSIONS], const char *name, uint64_t *named_mask,
+		     const uint64_t dtaken[NTS_MAX_SESSIONS], const uint64_t dlate[NTS_MAX_SESSIONS],
+		     const uint64_t dmissed[NTS_MAX_SESSIONS]);
+
+#endif

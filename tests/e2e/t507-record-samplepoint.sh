@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t507-record-samplepoint.sh - samplepoint mode (research/sampler.md §10.2 test 6):
+#  - nts-sp split calls nts_samplepoint() after each equal chunk of work, 7 chunks in
+#    work_a for 3 in work_b: the share of samples in work_a is 0.7 within delta 0.02 +
+#    4 sigma; the samples come at the session's interval: rounds + missed within 20% of
+#    the wall time over the interval;
+#  - nts-sp alt alternates two equal functions with one samplepoint each: a fixed visit
+#    count would always stop in the same one; the randomised count gives 50% within
+#    delta 0.02 + 4 sigma;
+#  - nts-sp-instr, the same program built with -finstrument-functions: the samples come
+#    from the hooks' shadow stack (work_a or work_b above main) with the same 70/30 split.
+. "$top_srcdir/tests/e2e/lib.sh"
+. "$top_srcdir/tests/e2e/lib-record.sh"
+need_tool "$SP"
+need_tool "$SP_INSTR"
+
+# check_share PROG MODE FUNC P DESC: records PROG MODE at 2 ms and checks FUNC's share
+# among the samples in work_a/work_b (split) or alt_a/alt_b (alt).
+check_share() {
+	prog=$1 mode=$2 func=$3 p=$4 desc=$5
+	case $mode in split) pat='(work_a|work_b)' ;; *) pat='(alt_a|alt_b)' ;; esac
+	for secs in 1.5 3; do
+		F=$T/sp-$mode.nettrace
+		start=$(date +%s%N)
+		run "$prog" "$F" "$secs" 2 "$mode"
+		end=$(date +%s%N)
+		samples "$F" "$T/s"
+		n=$(awk -v p="$pat" '$6 ~ "(^|;)" p ";"' "$T/s" | wc -l)
+		k=$(awk -v f="$func" -v p="$pat" '{ split($6, fr, ";");
+			for (i = 1; i in fr; i++) if (fr[i] ~ "^" p "$") { if (fr[i] == f) c++; break } }
+			END { print c + 0 }' "$T/s")
+		res=$(within "$p" "$n" 0.02 "$k") && break
+		diag "$desc, $secs s: $res; running once more, twice as long"
+	done
+	is_rc 0 "$desc: ran"
+	if within "$p" "$n" 0.02 "$k" >/dev/null; then pass "$desc: $res"; else fail "$desc: $res"; fi
+}
+
+check_share "$SP" split work_a 0.7 "samplepoints: work_a has 70%"
+rounds=$(sed -n 's/.*rounds=\([0-9]*\).*/\1/p' "$T/out")
+missed=$(sed -n 's/.*missed=\([0-9]*\).*/\1/p' "$T/out")
+awk -v r="$rounds" -v m="$missed" -v w="$(( (end - start) / 1000 ))" 'BEGIN {
+	e = w / 2000; printf "rounds %d + missed %d for %.0f intervals\n", r, m, e
+	exit !(r + m >= 0.8 * e && r + m <= 1.2 * e) }' >"$T/c"
+if [ $? = 0 ]; then pass "samplepoints: the rate follows the interval: $(cat "$T/c")"; else
+	fail "samplepoints: the rate follows the interval: $(cat "$T/c")"; fi
+is "$(summary_get "$F" mode)" "samplepoint" "SessionSettings says samplepoint"
+is "$(summary_get "$F" end_tag)" "1" "the trace is finished"
+main_ok=$(awk '$6 ~ /;main;/' "$T/s" | wc -l)
+all=$(wc -l <"$T/s")
+if [ "$all" -gt 0 ] && [ $((main_ok * 100)) -ge $((all * 99)) ]; then
+	pass "the stacks unwound from the samplepoint reach main ($main_ok of $all)"
+else
+	fail "the stacks unwound from the samplepoint reach main ($main_ok of $all)"
+	diag "$(head -n 3 "$T/s")"
+fi
+check_share "$SP" alt alt_a 0.5 "samplepoints: alternating functions are not aliased"
+check_share "$SP_INSTR" split work_a 0.7 "-finstrument-functions: work_a has 70%"
+shadow=$(awk '$6 ~ /^(work_a|work_b|sp_leaf)(;|$)/' "$T/s" | wc -l)
+all=$(wc -l <"$T/s")
+if [ "$all" -gt 0 ] && [ $((shadow * 100)) -ge $((all * 95)) ]; then
+	pass "-finstrument-functions: the leaf is an instrumented function ($shadow of $all)"
+else
+	fail "-finstrument-functions: the leaf is an instrumented function ($shadow of $all)"
+	diag "$(head -n 3 "$T/s")"
+fi
+done_testing

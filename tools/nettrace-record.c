@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* nettrace-record.c - run a command under the in-process sampler and write a nettrace
+ * file: "nettrace-record [-F HZ | -i MS] [--poisson] [-o FILE] -- CMD ARGS...".
+ *
+ * The sampling happens inside CMD: this tool starts it with libnettrace-sampler.so in
+ * LD_PRELOAD and the settings in NETTRACE_* variables (the library's constructor reads
+ * them, see ntsampler.h), and a pipe on which the library reports how the trace ended.
+ * NETTRACE_PID names the process to record, so CMD's children do not overwrite the file;
+ * a program that execs another keeps its pid, and the last program image wins.
+ *
+ * SIGINT or SIGTERM to nettrace-record: it asks the library to finalize the file ("stop" on
+ * a control pipe, which the sampler thread watches), waits for its report, then passes the
+ * signal on to CMD. (A terminal's ^C reaches CMD directly too: the library then finalizes
+ * the file before CMD dies of it, when CMD left SIGINT at its default action.) A second
+ * signal sends SIGTERM, a third SIGKILL. Exit status: 0 when the trace was finalized
+ * (CMD's own status is reported on stderr), 1 usage, 3 when no complete trace was
+ * written (CMD could not run, did not load the sampler, or was killed too early). */
+#include "config.h" /* _GNU_SOURCE: fork, sigaction, setenv, strsignal */
+
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef NTS_PRELOAD_PATH
+#define NTS_PRELOAD_PATH "libnettrace-sampler.so.0"
+#endif
+#define PRELOAD_NAME "libnettrace-sampler.so.0"
+
+enum {
+	OPT_FREQ = 'F',
+	OPT_INTERVAL = 'i',
+	OPT_OUTPUT = 'o',
+	OPT_QUIET = 'q',
+	OPT_POISSON = 256,
+	OPT_SEED,
+	OPT_SAMPLEPOINT,
+	OPT_SIGNAL,
+	OPT_DEPTH,
+};
+
+static const tool_opt record_opts[] = {
+	{"frequency", required_argument, OPT_FREQ, "HZ", "sample HZ times a second (1 to 1000)"},
+	{"interval", required_argument, OPT_INTERVAL, "MS",
+	 "sample every MS milliseconds (1 to 1000; default 10)"},
+	{"poisson", no_argument, OPT_POISSON, NULL,
+	 "random (exponential) gaps between samples: no aliasing with periodic work"},
+	{"seed", required_argument, OPT_SEED, "N", "seed of the schedule (default: drawn, and kept "
+						   "in the trace)"},
+	{"output", required_argument, OPT_OUTPUT, "FILE", "trace file (default record.nettrace)"},
+	{"samplepoint", no_argument, OPT_SAMPLEPOINT, NULL,
+	 "samplepoint mode: CMD calls nts_samplepoint() or is built with -finstrument-functions"},
+	{"signal", required_argument, OPT_SIGNAL, "SIG",
+	 "real-time signal number to sample with (default: the highest free one)"},
+	{"depth", required_argument, OPT_DEPTH, "N", "frames kept per sample (default 128, at most "
+						     "1024)"},
+	{"quiet", no_argument, OPT_QUIET, NULL, "no summary line on stderr"},
+	TOOL_STD_OPTS,
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int readable(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+/* The sampler library: $NETTRACE_PRELOAD, next to a build tree's binary (tools/.libs/X
+ * or tools/X -> sampler/.libs/), or the installed one. */
+static int find_preload(char *out, size_t len)
+{
+	const char *env = getenv("NETTRACE_PRELOAD");
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return readable(out) ? 0 : -1;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			const char *rel[] = {"/../../sampler/.libs/", "/../sampler/.libs/"};
+			for (size_t i = 0; i < 2; i++) {
+				if ((size_t)snprintf(out, len, "%s%s%s", exe, rel[i], PRELOAD_NAME) <
+					    len &&
+				    readable(out))
+					return 0;
+			}
+		}
+	}
+	snprintf(out, len, "%s", NTS_PRELOAD_PATH);
+	return readable(out) ? 0 : -1;
+}
+
+typedef struct rec_cfg {
+	const char *output;
+	const char *freq, *interval, *seed, *signo, *depth;
+	int poisson, samplepoint, quiet;
+} rec_cfg;
+
+/* In the child: the environment for the library, then exec. Never returns. */
+static void run_child(const rec_cfg *c, const char *preload, int status_fd, int control_fd,
+		      char **argv)
+{
+	char buf[64];
+	setenv("NETTRACE_OUTPUT", c->output, 1);
+	unsetenv("NETTRACE_INTERVAL");
+	unsetenv("NETTRACE_FREQUENCY");
+	if (c->freq)
+		setenv("NETTRACE_FREQUENCY", c->freq, 1);
+	if (c->interval)
+		setenv("NETTRACE_INTERVAL", c->interval, 1);
+	setenv("NETTRACE_SCHEDULE", c->poisson ? "poisson" : "fixed", 1);
+	setenv("NETTRACE_MODE", c->samplepoint ? "samplepoint" : "signal", 1);
+	if (c->seed)
+		setenv("NETTRACE_SEED", c->seed, 1);
+	else
+		unsetenv("NETTRACE_SEED");
+	if (c->signo)
+		setenv("NETTRACE_SIGNAL", c->signo, 1);
+	if (c->depth)
+		setenv("NETTRACE_DEPTH", c->depth, 1);
+	snprintf(buf, sizeof buf, "%ld", (long)getpid());
+	setenv("NETTRACE_PID", buf, 1);
+	snprintf(buf, sizeof buf, "%d", status_fd);
+	setenv("NETTRACE_STATUS_FD", buf, 1);
+	snprintf(buf, sizeof buf, "%d", control_fd);
+	setenv("NETTRACE_CONTROL_FD", buf, 1);
+	const char *old = getenv("LD_PRELOAD");
+	size_t need = strlen(preload) + (old ? strlen(old) + 2 : 1);
+	char *pre = malloc(need);
+	if (pre) {
+		snprintf(pre, need, "%s%s%s", preload, old && *old ? ":" : "", old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
+	}
+	execvp(argv[0], argv);
+	int e = errno;
+	dprintf(status_fd, "exec %d\n", e);
+	_exit(127);
+}
+
+/* What the library (or the child before exec) reported, accumulated over the run. */
+static char status_buf[8192];
+static size_t status_len;
+
+static void read_status(int fd)
+{
+	ssize_t r;
+	while (status_len < sizeof status_buf - 1 &&
+	       (r = read(fd, status_buf + status_len, sizeof status_buf - 1 - status_len)) > 0)
+		status_len += (size_t)r;
+	status_buf[status_len] = 0;
+}
+
+/* The last complete "ok", "error" or "exec" line (an exec'ed image reports again). */
+static void last_status(char *last, size_t len)
+{
+	last[0] = 0;
+	const char *p = status_buf;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		if (!strncmp(p, "ok ", 3) || !strncmp(p, "error ", 6) || !strncmp(p, "exec ", 5))
+			snprintf(last, len, "%.*s", (int)(nl - p), p);
+		p = nl + 1;
+	}
+}
+
+/* Asks the library to finalize the trace and waits (at most 10 s, or until CMD exits)
+ * for its report. */
+static void request_stop(int control_fd, int status_fd, pid_t pid)
+{
+	ssize_t w = write(control_fd, "stop\n", 5);
+	(void)w;
+	char last[512];
+	for (int i = 0; i < 1000; i++) {
+		read_status(status_fd);
+		last_status(last, sizeof last);
+		if (last[0] || waitpid(pid, NULL, WNOHANG | WNOWAIT) != 0)
+			return;
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int record(tool *t, const rec_cfg *c, char **argv)
+{
+	char preload[PATH_MAX];
+	if (find_preload(preload, sizeof preload)) {
+		fprintf(stderr, "%s: cannot find the sampler library %s (set NETTRACE_PRELOAD)\n",
+			t->prog, preload);
+		return EXIT_SYSTEM;
+	}
+	int pfd[2], cfd[2];
+	if (pipe(pfd) || pipe(cfd)) {
+		fprintf(stderr, "%s: pipe: %s\n", t->prog, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	/* ours: the status read end and the control write end; CMD gets the others */
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(cfd[1], F_SETFD, FD_CLOEXEC);
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", t->prog, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		close(pfd[0]);
+		close(cfd[1]);
+		signal(SIGPIPE, SIG_DFL);
+		run_child(c, preload, pfd[1], cfd[0], argv);
+	}
+	close(pfd[1]);
+	close(cfd[0]);
+	int status = 0, forwarded = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "%s: waitpid: %s\n", t->prog, strerror(errno));
+			return EXIT_SYSTEM;
+		}
+		if (got_signal) {
+			int sig = forwarded == 0 ? (int)got_signal : forwarded == 1 ? SIGTERM : SIGKILL;
+			got_signal = 0;
+			if (forwarded++ == 0)
+				request_stop(cfd[1], pfd[0], pid);
+			kill(pid, sig);
+		}
+	}
+	close(cfd[1]);
+	char last[512];
+	read_status(pfd[0]);
+	last_status(last, sizeof last);
+	close(pfd[0]);
+	const char *cmd = argv[0];
+	if (strncmp(last, "exec ", 5) == 0) {
+		fprintf(stderr, "%s: cannot run '%s': %s\n", t->prog, cmd, strerror(atoi(last + 5)));
+		return EXIT_SYSTEM;
+	}
+	if (strncmp(last, "error ", 6) == 0) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, c->output, last + 6);
+		return EXIT_SYSTEM;
+	}
+	char how[128] = "";
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	if (strncmp(last, "ok ", 3) != 0) {
+		struct stat st;
+		if (stat(c->output, &st) != 0)
+			fprintf(stderr,
+				"%s: no trace written: '%s' did not load the sampler (a static or "
+				"setuid program?)%s%s\n",
+				t->prog, cmd, how[0] ? "; it " : "", how);
+		else
+			fprintf(stderr,
+				"%s: %s: the trace was not finalized ('%s' %s); the blocks written "
+				"so far are readable\n",
+				t->prog, c->output, cmd, how[0] ? how : "ended without reporting");
+		return EXIT_SYSTEM;
+	}
+	if (how[0])
+		fprintf(stderr, "%s: note: '%s' %s\n", t->prog, cmd, how);
+	if (!c->quiet) {
+		uint64_t samples = 0, dropped = 0, missed = 0;
+		double hz = 0;
+		const char *p;
+		if ((p = strstr(last, "samples=")))
+			samples = strtoull(p + 8, NULL, 10);
+		if ((p = strstr(last, "dropped=")))
+			dropped = strtoull(p + 8, NULL, 10);
+		if ((p = strstr(last, "missed=")))
+			missed = strtoull(p + 7, NULL, 10);
+		if ((p = strstr(last, "hz=")))
+			hz = strtod(p + 3, NULL);
+		fprintf(stderr,
+			"%s: wrote %" PRIu64 " samples to %s (%.1f rounds/s; %" PRIu64
+			" dropped, %" PRIu64 " missed)\n",
+			t->prog, samples, c->output, hz, dropped, missed);
+	}
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	tool t = {"nettrace-record", "[OPTIONS] [--] CMD [ARGS...]",
+		  "Run CMD with the in-process sampler and write its CPU samples (native stacks) "
+		  "to a nettrace file.",
+		  record_opts, 0, 0};
+	struct option *lo;
+	char *so, shortopts[260];
+	tool_getopt_tables(&t, &lo, &so);
+	/* '+': stop at CMD, so that CMD's own options are not taken for ours; ':' reports a
+	 * missing argument as ':', and opterr = 0 keeps getopt's own messages (which would
+	 * name the libtool wrapper's argv[0]) quiet (as nettrace-tree does) */
+	snprintf(shortopts, sizeof shortopts, "+:%s", so);
+	opterr = 0;
+	rec_cfg c;
+	memset(&c, 0, sizeof c);
+	c.output = "record.nettrace";
+	unsigned long v;
+	int opt;
+	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		const char *arg = argv[optind - 1];
+		int is_long = strncmp(arg, "--", 2) == 0;
+		switch (opt) {
+		case 'h': tool_help(&t); return tool_finish(&t);
+		case 'V': tool_version(&t); return tool_finish(&t);
+		case OPT_FREQ:
+			if (parse_uint(optarg, 1, 1000, &v))
+				return tool_usage_error(&t, "bad frequency '%s' (1 to 1000 Hz)", optarg);
+			c.freq = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse_uint(optarg, 1, 1000, &v))
+				return tool_usage_error(&t, "bad interval '%s' (1 to 1000 ms)", optarg);
+			c.interval = optarg;
+			break;
+		case OPT_POISSON: c.poisson = 1; break;
+		case OPT_SEED:
+			if (parse_uint(optarg, 1, ULONG_MAX, &v))
+				return tool_usage_error(&t, "bad seed '%s' (a positive integer)", optarg);
+			c.seed = optarg;
+			break;
+		case OPT_OUTPUT:
+			if (!*optarg)
+				return tool_usage_error(&t, "empty output file name");
+			c.output = optarg;
+			break;
+		case OPT_SAMPLEPOINT: c.samplepoint = 1; break;
+		case OPT_SIGNAL:
+			if (parse_uint(optarg, (unsigned long)SIGRTMIN, (unsigned long)SIGRTMAX, &v))
+				return tool_usage_error(&t, "bad signal '%s' (a real-time signal, %d to %d)",
+							optarg, SIGRTMIN, SIGRTMAX);
+			c.signo = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_uint(optarg, 1, 1024, &v))
+				return tool_usage_error(&t, "bad depth '%s' (1 to 1024)", optarg);
+			c.depth = optarg;
+			break;
+		case OPT_QUIET: c.quiet = 1; break;
+		case ':':
+			if (is_long)
+				return tool_usage_error(&t, "option '%s' requires an argument", arg);
+			return tool_usage_error(&t, "option '-%c' requires an argument", optopt);
+		default:
+			if (is_long)
+				return tool_usage_error(&t, "unrecognized option '%s'", arg);
+			return tool_usage_error(&t, "invalid option '-%c'", optopt);
+		}
+	}
+	if (c.freq && c.interval)
+		return tool_usage_error(&t, "--frequency and --interval exclude each other");
+	if (optind >= argc)
+		return tool_usage_error(&t, "no command to run");
+	t.rc = record(&t, &c, argv + optind);
+	return tool_finish(&t);
+}
