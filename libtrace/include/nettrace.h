@@ -219,7 +219,10 @@ NT_API void nt_reader_free(nt_reader *r);
 NT_API const nt_trace_header *nt_reader_header(const nt_reader *r);
 
 /* Produces the next event (timestamp order unless NT_READ_FILE_ORDER). *ev stays valid
- * until the next call. Returns 1, 0 at the end, or < 0 on error. A truncated file yields
+ * until the next call. Returns 1, 0 at the end, or < 0 on error. In timestamp order,
+ * events wait in per-thread queues until a sorted event or a sequence point releases
+ * them; a region that would queue more than 512 MiB fails with NT_ELIMIT (read such a
+ * file with NT_READ_FILE_ORDER). A truncated file yields
  * every complete event, then returns 0 and sets nt_reader_stats()->truncated plus the
  * warning in nt_reader_warning(). */
 NT_API int nt_reader_next(nt_reader *r, const nt_event **ev, nt_error *err);
