@@ -91,6 +91,12 @@ typedef struct psession {
 	nt_rate *rate;
 	int gc_active;
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
+	/* nt_event.stack_key -> interned stack: the key's low half indexes the cache, the high
+	 * half (the reader's stack generation) invalidates it, so a sample whose stack was
+	 * seen in the current region costs no hashing of its IPs */
+	uint64_t key_gen;
+	uint32_t *key_cache; /* slot -> stack index + 1 (0: not cached) */
+	size_t key_cap;
 } psession;
 
 struct nt_profile {
@@ -200,6 +206,7 @@ void nt_profile_free(nt_profile *p)
 		nt_rate_free(p->s[i].rate);
 		free(p->s[i].name);
 		free(p->s[i].gaps);
+		free(p->s[i].key_cache);
 	}
 	free(p->s);
 	free(p->stacks);
@@ -271,6 +278,33 @@ static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips
 	p->nips += n;
 	p->stack_ht[k] = (uint32_t)p->nstacks + 1;
 	return (int64_t)p->nstacks++;
+}
+
+/* intern_stack() for an event's stack, through the session's stack-key cache. */
+static int64_t intern_event_stack(nt_profile *p, psession *s, uint32_t si, const nt_event *ev)
+{
+	uint64_t key = ev->stack_key;
+	uint32_t slot = (uint32_t)key, gen = (uint32_t)(key >> 32);
+	if (!key || slot > (1u << 24)) /* no key, or an absurd slot: no caching */
+		return intern_stack(p, si, ev->stack, ev->stack_depth);
+	if (gen != s->key_gen) {
+		if (s->key_cache)
+			memset(s->key_cache, 0, s->key_cap * sizeof(uint32_t));
+		s->key_gen = gen;
+	}
+	if (slot < s->key_cap && s->key_cache[slot])
+		return (int64_t)s->key_cache[slot] - 1;
+	int64_t st = intern_stack(p, si, ev->stack, ev->stack_depth);
+	if (st < 0)
+		return st;
+	if (slot >= s->key_cap) {
+		size_t old = s->key_cap;
+		if (nt_grow((void **)&s->key_cache, &s->key_cap, (size_t)slot + 1, sizeof(uint32_t)))
+			return st; /* no room to cache: still correct */
+		memset(s->key_cache + old, 0, (s->key_cap - old) * sizeof(uint32_t));
+	}
+	s->key_cache[slot] = (uint32_t)st + 1;
+	return st;
 }
 
 static uint64_t group_hash(uint32_t session, uint32_t stack, uint64_t tid, uint8_t bcat,
@@ -707,7 +741,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	int compat = p->o.compat;
 	if (selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
 			  type == NT_SAMPLE_EXTERNAL)) {
-		int64_t st = intern_stack(p, si, ev->stack, ev->stack_depth);
+		int64_t st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
 		uint8_t stype = (uint8_t)(type > 2 ? 0 : type);
@@ -740,7 +774,7 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 		return NOMEM(p, err);
 	int64_t gi = -1;
 	if (thread_selected(p, ev->thread_id) && time_selected(p, ev)) {
-		int64_t st = intern_stack(p, si, ev->stack, ev->stack_depth);
+		int64_t st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
 		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t),

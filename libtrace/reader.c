@@ -33,6 +33,7 @@ typedef struct qev {
 	size_t stack_off;     /* resolved stack: r->ips[stack_off .. +stack_depth) */
 	uint32_t stack_depth;
 	uint8_t stack_ok;     /* stack_id was defined when the event was decoded */
+	uint32_t stack_slot;  /* index + 1 of the definition in r->stacks, 0 if none */
 	uint32_t seq;
 	uint32_t processor;
 	uint32_t stack_id;
@@ -78,6 +79,7 @@ typedef struct v6thread {
 
 struct nt_reader {
 	nt_input in;
+	uint64_t stack_gen;   /* stack-table generation (nt_event.stack_key): +1 per reset */
 	char *name;
 	unsigned flags;
 	nt_trace_header hdr;
@@ -203,6 +205,7 @@ static uint64_t v6_tid(nt_reader *r, uint64_t index)
 
 static void reset_stacks(nt_reader *r)
 {
+	r->stack_gen++;
 	r->nstacks = 0;
 	r->stacks_sparse = 0;
 	/* freed, not cleared: clearing costs the table's capacity, and a file of many small
@@ -1137,6 +1140,7 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	size_t si = 0;
 	int found = 0;
 	e->stack_ok = 0;
+	e->stack_slot = 0;
 	e->stack_off = 0;
 	e->stack_depth = 0;
 	if (e->stack_id && !r->stacks_sparse) {
@@ -1148,6 +1152,7 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	}
 	if (found) {
 		e->stack_ok = 1;
+		e->stack_slot = (uint32_t)si + 1; /* si < nstacks <= ids in 32 bits */
 		e->stack_off = r->stacks[si].off;
 		e->stack_depth = r->stacks[si].depth;
 	} else if (e->stack_id) {
@@ -1447,6 +1452,9 @@ static void fill_event(nt_reader *r, const qev *q)
 	memcpy(ev->activity_id, q->activity_id, 16);
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
+	/* Each definition in a region has its own slot and every reset a new generation,
+	 * so equal keys mean equal stacks (a redefined id gets a new slot). */
+	ev->stack_key = q->stack_slot ? (r->stack_gen << 32) | q->stack_slot : 0;
 	ev->stack = NULL;
 	ev->stack_depth = 0;
 	if (q->stack_ok && q->stack_depth) {

@@ -184,6 +184,9 @@ typedef struct nt_event {
 	const uint8_t *payload;
 	uint32_t payload_len;
 	uint8_t sorted;             /* IsSorted flag of the blob */
+	uint64_t stack_key;         /* equal non-zero keys mean equal stacks, within one reader
+				       (stack ids restart at every sequence point; this does
+				       not): lets consumers cache per stack. 0: no stack */
 } nt_event;
 
 /* ---------------------------------------------------------------------------------------
