@@ -48,7 +48,7 @@ while getopts n:s:f:kh opt; do
 	s) SIZES=$OPTARG ;;
 	f) FORMAT=$OPTARG ;;
 	k) KEEP_GOING=1 ;;
-	h) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '3,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "Try 'bench/run.sh -h'." >&2; exit 1 ;;
 	esac
 done
@@ -71,6 +71,7 @@ fi
 # Generated sources, made as Makefile.am makes them: every "libtrace/X.h: $(top_srcdir)/F"
 # rule there turns a text file into C string literal lines with the same sed script.
 mkdir -p "$BUILD/libtrace"
+# shellcheck disable=SC2016 # $(top_srcdir) is make syntax, matched literally
 sed -n 's|^\(libtrace/[A-Za-z0-9_-]*\.h\): $(top_srcdir)/\([^ ]*\)$|\1 \2|p' "$TOP/Makefile.am" |
 	while read -r gen from; do
 		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' \
@@ -117,10 +118,12 @@ to_bytes() { # gen-trace size syntax -> bytes (integer part only is enough here)
 		if (u == "K") v *= 1024; else if (u == "M") v *= 1048576;
 		else if (u == "G") v *= 1073741824; printf "%.0f\n", v }'
 }
+# stale FILE: missing, or older than the generator (find -newer: test -nt is not POSIX)
+stale() { [ ! -f "$1" ] || [ -n "$(find "$TOP/bench/gen-trace.c" -newer "$1")" ]; }
 need=0
 for s in $SIZES; do
 	f=$OUT/trace-$s-v$FORMAT.nettrace
-	if [ ! -f "$f" ] || [ "$TOP/bench/gen-trace.c" -nt "$f" ]; then
+	if stale "$f"; then
 		need=$((need + $(to_bytes "$s")))
 	fi
 done
@@ -132,10 +135,10 @@ if [ "$need" -gt 0 ]; then
 fi
 for s in $SIZES; do
 	f=$OUT/trace-$s-v$FORMAT.nettrace
-	if [ ! -f "$f" ] || [ "$TOP/bench/gen-trace.c" -nt "$f" ]; then
+	if stale "$f"; then
 		say "generating $f"
-		"$BUILD/gen-trace" -s "$s" -f "$FORMAT" -o "$f.tmp" && mv "$f.tmp" "$f" ||
-			die "cannot generate $f"
+		"$BUILD/gen-trace" -s "$s" -f "$FORMAT" -o "$f.tmp" || die "cannot generate $f"
+		mv "$f.tmp" "$f" || die "cannot rename $f.tmp"
 	fi
 done
 
@@ -162,15 +165,19 @@ for s in $SIZES; do
 	"$BUILD/decode-bench" -m file "$f" >"$WORK/info-$s-file.txt" || die "decode-bench failed"
 	c1=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/info-$s-time.txt")
 	c2=$(sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$WORK/info-$s-file.txt")
-	[ -n "$c1" ] && [ "$c1" = "$c2" ] || die "decode checksums differ: time $c1, file $c2"
+	if [ -z "$c1" ] || [ "$c1" != "$c2" ]; then
+		die "decode checksums differ: time $c1, file $c2"
+	fi
 	i=0
 	while [ "$i" -lt "$N" ]; do
 		# interleaved, so slow phases of a noisy machine hit every program alike
+		# shellcheck disable=SC2016 # $1, $2: the inner shell's arguments
 		measure "$s" cat sh -c 'exec cat "$1" >/dev/null' sh "$f"
 		measure "$s" decode-time "$BUILD/decode-bench" -m time "$f"
 		measure "$s" decode-file "$BUILD/decode-bench" -m file "$f"
 		measure "$s" decode-light "$BUILD/decode-bench" -m file -l "$f"
 		if [ -n "$FOLD" ]; then
+			# shellcheck disable=SC2016
 			measure "$s" fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
 		fi
 		i=$((i + 1))
