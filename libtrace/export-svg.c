@@ -23,6 +23,8 @@ static const char SVG_JS[] =
 #define XPAD 10.0
 #define FONT_SIZE 12.0
 #define FONT_WIDTH 0.59 /* average glyph width / font size (Verdana), as flamegraph.pl */
+#define TL_HEIGHT 40.0  /* px of the timeline strip's tallest bar */
+#define TL_MAX 100000u  /* timeline buckets, at most */
 
 typedef struct svg_ctx {
 	nt_ftree *t;
@@ -330,6 +332,48 @@ static void draw_legend(svg_ctx *c, double y)
 	nt_out_str(&c->out, "</g>\n");
 }
 
+/* The timeline strip at y: one bar per bucket (height proportional to its samples, the
+ * count in n=), the start and end in seconds under it, the selection rectangle and the
+ * text showing the --range of the selection (filled by the script). */
+static void draw_timeline(svg_ctx *c, double y)
+{
+	nt_out *o = &c->out;
+	uint32_t n = c->o.timeline_n;
+	uint64_t peak = 0, sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (c->o.timeline[i] > peak)
+			peak = c->o.timeline[i];
+		sum += c->o.timeline[i];
+	}
+	double bw = c->plotw / n;
+	nt_out_printf(o, "<g id=\"timeline\" samples=\"%llu\">\n<rect id=\"timeline-bg\" "
+			 "x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+			 "fill=\"rgb(255,255,255)\" fill-opacity=\"0.6\"/>\n",
+		      (unsigned long long)sum, XPAD, y, c->plotw, TL_HEIGHT);
+	nt_out_str(o, "<g id=\"timeline-bars\">\n");
+	for (uint32_t i = 0; i < n; i++) {
+		double h = peak ? (double)c->o.timeline[i] / (double)peak * TL_HEIGHT : 0;
+		nt_out_printf(o, "<rect n=\"%llu\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+				 "height=\"%.2f\" fill=\"rgb(70,110,180)\"/>\n",
+			      (unsigned long long)c->o.timeline[i], XPAD + i * bw,
+			      y + TL_HEIGHT - h, bw, h);
+	}
+	nt_out_str(o, "</g>\n");
+	nt_out_printf(o, "<rect id=\"timeline-sel\" class=\"hide\" x=\"%.2f\" y=\"%.1f\" "
+			 "width=\"0\" height=\"%.1f\" fill=\"rgb(230,0,230)\" "
+			 "fill-opacity=\"0.25\" stroke=\"rgb(230,0,230)\"/>\n",
+		      XPAD, y, TL_HEIGHT);
+	double ty = y + TL_HEIGHT + FONT_SIZE + 2;
+	nt_out_printf(o, "<text id=\"timeline-start\" x=\"%.1f\" y=\"%.1f\">%.3fs</text>\n",
+		      XPAD, ty, (double)c->o.timeline_start_ns / 1e9);
+	nt_out_printf(o, "<text id=\"timeline-end\" x=\"%.1f\" y=\"%.1f\" "
+			 "text-anchor=\"end\">%.3fs</text>\n",
+		      XPAD + c->plotw, ty, (double)c->o.timeline_end_ns / 1e9);
+	nt_out_printf(o, "<text id=\"timeline-range\" x=\"%.1f\" y=\"%.1f\" "
+			 "text-anchor=\"middle\"> </text>\n</g>\n",
+		      XPAD + c->plotw / 2, ty);
+}
+
 static const char SVG_STYLE[] =
 	"<style type=\"text/css\">\n"
 	"text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
@@ -342,6 +386,8 @@ static const char SVG_STYLE[] =
 	"#search, #ignorecase { opacity: 0.3; }\n"
 	"#search:hover, #ignorecase:hover, #search.show, #ignorecase.show { opacity: 1; }\n"
 	"#matched { text-anchor: end; }\n"
+	"#timeline { cursor: crosshair; }\n"
+	"#timeline text { pointer-events: none; }\n"
 	".hide { display: none; }\n"
 	".parent { opacity: 0.5; }\n"
 	"</style>\n";
@@ -372,6 +418,9 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 			       "frame height %u px is out of range (4..1000)", c.o.frame_height);
 	if (!isfinite(c.o.min_width) || (c.o.min_width_percent && c.o.min_width > 100))
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad minimum width");
+	if (c.o.timeline_n && (!c.o.timeline || c.o.timeline_n > TL_MAX ||
+			       c.o.timeline_end_ns < c.o.timeline_start_ns))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad timeline");
 	c.diff = base != NULL;
 	c.unit = nt_stacks_unit(s);
 	c.plotw = c.o.width - 2 * XPAD;
@@ -399,6 +448,9 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 	int legend = !c.diff && nt_ftree_has_categories(c.t);
 	double fh = c.o.frame_height;
 	double ytop = FONT_SIZE * 4 + (legend ? FONT_SIZE * 1.5 : 0);
+	double tly = ytop;
+	if (c.o.timeline_n)
+		ytop += TL_HEIGHT + FONT_SIZE * 2.5;
 	double ybot = FONT_SIZE * 2 + 10;
 	int any = drawn(&c, nt_ftree_node(c.t, 0));
 	double height = ytop + (any ? (c.maxdepth + 1) * fh : fh * 2) + ybot;
@@ -452,6 +504,8 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 	if (!any)
 		nt_out_printf(o, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">No samples"
 				 "</text>\n", W / 2, c.top + fh);
+	if (c.o.timeline_n)
+		draw_timeline(&c, tly);
 	nt_out_str(o, "<g id=\"frames\">\n");
 	if ((rc = draw_frames(&c)) != 0)
 		goto nomem;
@@ -464,6 +518,12 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 	put_num(o, c.total, 3);
 	nt_out_str(o, ", btotal: ");
 	put_num(o, c.btotal, 3);
+	if (c.o.timeline_n)
+		nt_out_printf(o, ", tl: {n: %u, start: %lld, end: %lld, y: %.1f, h: %.1f}",
+			      c.o.timeline_n, (long long)c.o.timeline_start_ns,
+			      (long long)c.o.timeline_end_ns, tly, TL_HEIGHT);
+	else
+		nt_out_str(o, ", tl: null");
 	nt_out_str(o, "};\n");
 	nt_out_str(o, SVG_JS);
 	nt_out_str(o, "]]></script>\n</svg>\n");

@@ -8,6 +8,10 @@
 // Features: hover details (total, self, %), click to zoom, Reset Zoom, search by regexp
 // (Search button, Ctrl-F or F3; Escape clears) with highlight and matched %, ignore case.
 // Names are only ever read and written as text (textContent), never parsed as markup.
+// With cfg.tl ({n, start, end, y, h}: buckets, their [start, end) in ns since the session
+// start, the strip's top and height), #timeline is a strip of the sample density: a drag
+// (or a click, one bucket) selects a span, highlighted by #timeline-sel, and
+// #timeline-range shows the --range that selects it ("--range 1.250s..2.500s").
 (function () {
 	"use strict";
 	var doc = document;
@@ -241,12 +245,68 @@
 		}
 	});
 
+	// ---- timeline: select a span of buckets, show its --range
+	var tlSel = null, tlDrag = null;
+	function tlBucket(e) {
+		var svg = doc.documentElement, x;
+		if (svg.createSVGPoint && svg.getScreenCTM && svg.getScreenCTM()) {
+			var pt = svg.createSVGPoint();
+			pt.x = e.clientX;
+			pt.y = e.clientY;
+			x = pt.matrixTransform(svg.getScreenCTM().inverse()).x;
+		} else {
+			x = e.clientX;
+		}
+		var b = Math.floor((x - cfg.xpad) / plotw * cfg.tl.n);
+		return Math.max(0, Math.min(cfg.tl.n - 1, b));
+	}
+	function tlSecs(ns, up) {
+		var ms = up ? Math.ceil(ns / 1e6) : Math.floor(ns / 1e6);
+		return (ms / 1e3).toFixed(3) + "s";
+	}
+	// Selects buckets a..b (inclusive, either order); returns the --range text.
+	function tlSelect(a, b) {
+		if (!cfg.tl)
+			return null;
+		var lo = Math.max(0, Math.min(a, b)), hi = Math.min(cfg.tl.n - 1, Math.max(a, b));
+		var bw = plotw / cfg.tl.n, span = cfg.tl.end - cfg.tl.start;
+		var sel = doc.getElementById("timeline-sel");
+		sel.setAttribute("x", (cfg.xpad + lo * bw).toFixed(2));
+		sel.setAttribute("width", ((hi - lo + 1) * bw).toFixed(2));
+		sel.classList.remove("hide");
+		var t0 = cfg.tl.start + span * lo / cfg.tl.n;
+		var t1 = cfg.tl.start + span * (hi + 1) / cfg.tl.n;
+		tlSel = "--range " + tlSecs(t0, false) + ".." + tlSecs(t1, true);
+		doc.getElementById("timeline-range").textContent = tlSel;
+		return tlSel;
+	}
+	var timeline = doc.getElementById("timeline");
+	if (cfg.tl && timeline) {
+		timeline.addEventListener("mousedown", function (e) {
+			e.preventDefault();
+			tlDrag = tlBucket(e);
+			tlSelect(tlDrag, tlDrag);
+		});
+		window.addEventListener("mousemove", function (e) {
+			if (tlDrag !== null)
+				tlSelect(tlDrag, tlBucket(e));
+		});
+		window.addEventListener("mouseup", function (e) {
+			if (tlDrag !== null) {
+				tlSelect(tlDrag, tlBucket(e));
+				tlDrag = null;
+			}
+		});
+	}
+
 	// for scripts and tests driving the page
 	window.flamegraph = {
 		search: search, clearSearch: clearSearch, zoom: zoom, unzoom: unzoom,
 		describe: describe,
 		zoomed: function () { return zoomed ? zoomed.name : null; },
-		searching: function () { return searching; }
+		searching: function () { return searching; },
+		timelineSelect: tlSelect,
+		timelineRange: function () { return tlSel; }
 	};
 	var m = /[?&]s=([^&]*)/.exec(window.location.search);
 	if (m)

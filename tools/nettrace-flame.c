@@ -15,8 +15,11 @@
 
 enum {
 	OPT_FORMAT = OPT_PROFILE_LAST + 1, OPT_FOLDED, OPT_DIFF, OPT_TITLE, OPT_SUBTITLE,
-	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE,
+	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE, OPT_TIMELINE,
 };
+
+/* Buckets of the --timeline strip (the tree's display buckets, at most NT_WHEN_MAX_BUCKETS) */
+#define TIMELINE_BUCKETS 100u
 
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
@@ -33,6 +36,9 @@ static const tool_opt OPTS[] = {
 	{"minwidth", required_argument, OPT_MINWIDTH, "PX|N%",
 	 "leave out frames narrower than PX pixels or N% of the total (default 0.1)"},
 	{"icicle", no_argument, OPT_ICICLE, NULL, "draw the root at the top (icicle graph)"},
+	{"timeline", no_argument, OPT_TIMELINE, NULL,
+	 "draw the sample density over time above the graph; selecting a span of it shows "
+	 "its --range (nettrace input)"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
@@ -288,8 +294,9 @@ int main(int argc, char **argv)
 	struct option *lo;
 	char *so;
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
-	int format = FMT_SVG, folded = 0;
-	nt_flame_opts fo = {sizeof fo, NULL, NULL, 0, 0, -1, 0, 0};
+	int format = FMT_SVG, folded = 0, timeline = 0;
+	nt_tree *tl_tree = NULL;
+	nt_flame_opts fo = {sizeof fo, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0};
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
 	profile_args a;
 	profile_args_init(&a);
@@ -352,6 +359,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_ICICLE: fo.icicle = 1; break;
+		case OPT_TIMELINE: timeline = 1; break;
 		case 'h': tool_help(&t); goto out;
 		case 'V': tool_version(&t); goto out;
 		default:
@@ -372,6 +380,17 @@ int main(int argc, char **argv)
 				      format == FMT_PPROF ? "pprof" : "speedscope");
 		goto out;
 	}
+	if (timeline && format != FMT_SVG) {
+		ec = tool_usage_error(&t, "--timeline draws an SVG; it cannot be used with --format %s",
+				      format == FMT_PPROF ? "pprof" : "speedscope");
+		goto out;
+	}
+	if (timeline && folded) {
+		ec = tool_usage_error(&t, "--timeline needs nettrace input: folded stacks have no time");
+		goto out;
+	}
+	if (timeline)
+		a.popts.when = 1;
 	int nstdin = 0;
 	for (int i = optind; i < argc; i++)
 		nstdin += strcmp(argv[i], "-") == 0;
@@ -395,8 +414,27 @@ int main(int argc, char **argv)
 	base.in[0].path = diff_path;
 	/* folded counts are samples unless --unit says otherwise */
 	int unit = a.unit_set ? a.fopts.unit : NT_UNIT_SAMPLES;
-	if ((ec = load_side(&t, &a, &cur, folded, nettrace_only, unit)) != 0)
+	if ((ec = load_side(&t, &a, &cur, folded, timeline ? "timeline" : nettrace_only,
+			    unit)) != 0)
 		goto out;
+	if (timeline) {
+		/* the density of the whole selection: the root's time histogram */
+		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS};
+		nt_tree_when_info wi;
+		nt_error terr;
+		nt_error_clear(&terr);
+		if (nt_tree_new(&tl_tree, cur.p, &to, &terr)) {
+			ec = tool_error(&t, NULL, &terr);
+			goto out;
+		}
+		const nt_tree_node *root = nt_tree_root(tl_tree);
+		if (nt_tree_when(tl_tree, &wi) && root && root->when) {
+			fo.timeline_n = wi.buckets;
+			fo.timeline = root->when;
+			fo.timeline_start_ns = wi.start_ns;
+			fo.timeline_end_ns = wi.end_ns;
+		}
+	}
 	/* the selection applies to nettrace inputs; a folded base is taken as it is */
 	if (diff_path && (ec = load_side(&t, &a, &base, folded, NULL, unit)) != 0)
 		goto out;
@@ -430,6 +468,7 @@ int main(int argc, char **argv)
 		t.rc = EXIT_SYSTEM;
 	}
 out:
+	nt_tree_free(tl_tree);
 	side_free(&cur);
 	side_free(&base);
 	profile_args_free(&a);

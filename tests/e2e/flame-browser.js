@@ -7,7 +7,10 @@
 //
 //   node flame-browser.js --svg FILE [--hover NAME] [--search TERM --matched PCT]
 //                         [--zoom NAME] [--literal NAME] [--max-load-ms N]
-// NAME is a frame's full name (its <title>); PCT the expected "Matched:" percentage.
+//                         [--timeline-drag A,B --timeline-range TEXT]
+// NAME is a frame's full name (its <title>); PCT the expected "Matched:" percentage;
+// A,B bar indexes of the --timeline strip to drag between (A == B: a click), TEXT the
+// expected "--range X..Y" it then shows.
 "use strict";
 const path = require("path");
 
@@ -179,6 +182,38 @@ async function main() {
 			const nh = await page.evaluate(() => document.querySelectorAll("#frames > g.hide").length);
 			check(nh === 0, "no frame stays hidden", nh + " hidden");
 		}
+	}
+
+	const drag = arg("timeline-drag");
+	if (drag) {
+		const [a, b] = drag.split(",").map(Number);
+		const bars = page.locator("#timeline-bars > rect");
+		const nb = await bars.count();
+		check(nb > Math.max(a, b), "the timeline has bars (" + nb + ")", nb + " bars");
+		// the bars' boxes (a bar may be 0 px tall): x from the bar, y from the strip
+		const strip = await page.locator("#timeline-bg").boundingBox();
+		const ba = await bars.nth(a).boundingBox(), bb = await bars.nth(b).boundingBox();
+		const y = strip.y + strip.height / 2;
+		check((await text("timeline-range")).trim() === "", "no range before a selection",
+		      await text("timeline-range"));
+		await page.mouse.move(ba.x + ba.width / 2, y);
+		await page.mouse.down();
+		if (a !== b)
+			await page.mouse.move(bb.x + bb.width / 2, y, { steps: 5 });
+		await page.mouse.up();
+		const r = await text("timeline-range");
+		check(/^--range [0-9]+\.[0-9]{3}s\.\.[0-9]+\.[0-9]{3}s$/.test(r),
+		      (a === b ? "a click" : "a drag") + " on the timeline shows a --range", r);
+		const want = arg("timeline-range");
+		if (want)
+			check(r === want, "the range is " + want, r);
+		const sel = await page.evaluate(() => {
+			const e = document.getElementById("timeline-sel");
+			return { shown: getComputedStyle(e).display !== "none", w: +e.getAttribute("width") };
+		});
+		const bw = await page.evaluate(() => (cfg.width - 2 * cfg.xpad) / cfg.tl.n);
+		check(sel.shown && Math.abs(sel.w - (Math.abs(b - a) + 1) * bw) < 0.05,
+		      "the selected span is highlighted", JSON.stringify(sel));
 	}
 
 	const literal = arg("literal");

@@ -250,7 +250,7 @@ static void test_export_svg_minwidth_and_layout(void)
 	svg_of(s, NULL, NULL, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: default minwidth drops a 0.01 px frame");
 	nt_membuf_free(&mb);
-	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, 0, 0, 1};
+	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, 0, 0, 1, 0, NULL, 0, 0};
 	svg_of(s, NULL, &o, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 4, "svg: --minwidth 0 keeps every frame");
 	ok(contains(&mb, ">My &lt;title&gt;</text>"), "svg: escaped title");
@@ -258,15 +258,47 @@ static void test_export_svg_minwidth_and_layout(void)
 	/* icicle: the root row is the top one */
 	ok(contains(&mb, "<title>all</title><rect x=\"10.00\" y=\"48.0\""), "svg: icicle root at the top");
 	nt_membuf_free(&mb);
-	nt_flame_opts pct = {sizeof pct, NULL, NULL, 0, 0, 60, 1, 0};
+	nt_flame_opts pct = {sizeof pct, NULL, NULL, 0, 0, 60, 1, 0, 0, NULL, 0, 0};
 	svg_of(s, NULL, &pct, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: --minwidth 60%% keeps 3 frames");
 	nt_membuf_free(&mb);
-	nt_flame_opts bad = {sizeof bad, NULL, NULL, 50, 0, -1, 0, 0};
+	nt_flame_opts bad = {sizeof bad, NULL, NULL, 50, 0, -1, 0, 0, 0, NULL, 0, 0};
 	nt_sink sink = nt_sink_membuf(&mb);
 	nt_error err;
 	nt_error_clear(&err);
 	is_int(nt_flame_write_svg(s, NULL, &bad, &sink, &err), NT_EINVAL, "svg: width 50 rejected");
+	nt_membuf_free(&mb);
+	nt_stacks_free(s);
+}
+
+static void test_export_svg_timeline(void)
+{
+	nt_stacks *s = folded("a;b 6\na;c 4\n", NT_UNIT_SAMPLES);
+	nt_membuf mb = {0};
+	uint64_t bins[4] = {2, 0, 4, 4};
+	nt_flame_opts o = {sizeof o, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0};
+	o.timeline_n = 4;
+	o.timeline = bins;
+	o.timeline_start_ns = 1000000000;
+	o.timeline_end_ns = 3000000000;
+	is_int(svg_of(s, NULL, &o, &mb), 0, "timeline svg: written");
+	is_int(count((char *)mb.data, mb.len, "<rect n=\""), 4, "timeline svg: one bar per bucket");
+	ok(contains(&mb, "<g id=\"timeline\" samples=\"10\">"), "timeline svg: total samples");
+	ok(contains(&mb, "<rect n=\"4\" x=\"600.00\" y=\"48.00\" width=\"295.00\" height=\"40.00\""),
+	   "timeline svg: the fullest bar is 40 px");
+	ok(contains(&mb, ">1.000s</text>") && contains(&mb, ">3.000s</text>"),
+	   "timeline svg: start and end in seconds");
+	ok(contains(&mb, "id=\"timeline-range\"") && contains(&mb, "tl: {n: 4, start: 1000000000"),
+	   "timeline svg: range text and the script's timeline");
+	nt_membuf_free(&mb);
+	svg_of(s, NULL, NULL, &mb);
+	ok(!contains(&mb, "id=\"timeline\"") && contains(&mb, "tl: null"), "no timeline by default");
+	nt_membuf_free(&mb);
+	o.timeline = NULL;
+	nt_sink sink = nt_sink_membuf(&mb);
+	nt_error err;
+	nt_error_clear(&err);
+	is_int(nt_flame_write_svg(s, NULL, &o, &sink, &err), NT_EINVAL, "timeline svg: no counts rejected");
 	nt_membuf_free(&mb);
 	nt_stacks_free(s);
 }
@@ -466,6 +498,7 @@ int main(void)
 	test_export_escapes_xml_and_json();
 	test_export_svg_escapes_names();
 	test_export_svg_minwidth_and_layout();
+	test_export_svg_timeline();
 	test_export_svg_differential();
 	test_export_svg_empty();
 	test_export_speedscope();
