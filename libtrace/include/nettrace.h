@@ -820,6 +820,13 @@ typedef struct nt_flame_opts {
 				  callees, as flamegraph.pl's --minwidth; < 0 = 0.1 px */
 	int min_width_percent; /* min_width is a percentage of the total instead of px */
 	int icicle;            /* root at the top, callees below */
+	/* A timeline strip above the graph: the sample density over time (e.g. the root's
+	 * nt_tree_node.when with the range of nt_tree_when()), drawn as timeline_n bars;
+	 * a span selected in it shows the --range that selects it. 0 = no strip. */
+	uint32_t timeline_n;         /* buckets, at most 100000 */
+	const uint64_t *timeline;    /* samples per bucket, timeline_n entries */
+	int64_t timeline_start_ns;   /* [start, end) of the buckets, ns since the session */
+	int64_t timeline_end_ns;     /*   start (as --range takes them) */
 } nt_flame_opts;
 
 /* Writes a self-contained SVG flame graph of s: frames merged by call path, children in
@@ -906,8 +913,9 @@ NT_API void nt_store_free(nt_store *st);
 NT_API const char *nt_store_temp_path(const nt_store *st);
 
 /* Installs the store's hooks in popts (sample_fn, event_fn, hook_ctx; popts->compat says
- * whether samples carry their own weight): a profile created with these options streams
- * its samples and events into the store while nt_profile_add_trace() reads. Then call
+ * whether samples carry their own weight) and turns on popts->subsystems (keeping a given
+ * subsystem_rules) for sample_groups.subsystem: a profile created with these options
+ * streams its samples and events into the store while nt_profile_add_trace() reads. Then call
  * nt_store_add_profile(). One hooked profile at a time per store. */
 NT_API void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts);
 
