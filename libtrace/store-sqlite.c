@@ -61,7 +61,8 @@ static const char SCHEMA_SQL[] =
 	"  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),\n"
 	"  thread_id INTEGER NOT NULL REFERENCES threads(id),\n"
 	"  callsite_id INTEGER REFERENCES callsites(id), category TEXT NOT NULL,\n"
-	"  sample_type TEXT NOT NULL, samples INTEGER NOT NULL, weight_ns REAL NOT NULL);\n"
+	"  sample_type TEXT NOT NULL, samples INTEGER NOT NULL, weight_ns REAL NOT NULL,\n"
+	"  subsystem TEXT);\n"
 	"CREATE INDEX sample_groups_callsite ON sample_groups(callsite_id);\n"
 	"CREATE INDEX sample_groups_thread ON sample_groups(thread_id);\n"
 	"CREATE TABLE sample_rows(\n"
@@ -79,7 +80,8 @@ static const char SCHEMA_SQL[] =
 	"  SELECT r.id AS id, g.session_id AS session_id, g.thread_id AS thread_id,\n"
 	"         r.ts_ns AS ts_ns, g.callsite_id AS callsite_id, g.category AS category,\n"
 	"         COALESCE(r.weight_ns, g.weight_ns / g.samples) AS weight_ns,\n"
-	"         g.sample_type AS sample_type, r.group_id AS group_id\n"
+	"         g.sample_type AS sample_type, r.group_id AS group_id,\n"
+	"         g.subsystem AS subsystem\n"
 	"  FROM sample_rows r JOIN sample_groups g ON g.id = r.group_id;\n"
 	"CREATE VIEW frame_names AS\n"
 	"  SELECT fr.id AS frame_id, fr.name AS name, m.name AS module, fn.name AS function,\n"
@@ -144,7 +146,17 @@ static const char SCHEMA_SQL[] =
 	"                WHERE x.thread_id = g.thread_id), 2) AS thread_pct\n"
 	"  FROM sample_groups g JOIN threads t ON t.id = g.thread_id\n"
 	"  GROUP BY g.thread_id, g.category\n"
-	"  ORDER BY g.session_id, t.tid, time_ns DESC, g.category;\n";
+	"  ORDER BY g.session_id, t.tid, time_ns DESC, g.category;\n"
+	"CREATE VIEW subsystem_time AS\n"
+	"  WITH tot AS (SELECT session_id, SUM(weight_ns) AS w FROM sample_groups\n"
+	"               GROUP BY session_id)\n"
+	"  SELECT g.session_id AS session_id, COALESCE(g.subsystem, 'other') AS subsystem,\n"
+	"         g.category AS category, SUM(g.samples) AS samples,\n"
+	"         SUM(g.weight_ns) AS time_ns,\n"
+	"         ROUND(100.0 * SUM(g.weight_ns) / tot.w, 2) AS pct\n"
+	"  FROM sample_groups g JOIN tot ON tot.session_id = g.session_id\n"
+	"  GROUP BY g.session_id, COALESCE(g.subsystem, 'other'), g.category\n"
+	"  ORDER BY g.session_id, time_ns DESC, subsystem, category;\n";
 
 /* ------------------------------------------------------------------ interning */
 
@@ -284,7 +296,8 @@ static const char *const STMT_SQL[Q_COUNT] = {
 		    "payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[Q_DURATION] = "UPDATE events SET duration_ns = ?1 WHERE id = ?2",
 	[Q_GROUP] = "INSERT INTO sample_groups(id, session_id, thread_id, callsite_id, category, "
-		    "sample_type, samples, weight_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    "sample_type, samples, weight_ns, subsystem) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[Q_CALLSITE] = "INSERT INTO callsites(id, parent_id, frame_id, depth) VALUES (?1, ?2, ?3, ?4)",
 	[Q_FRAME] = "INSERT INTO frames(id, function_id, module_id, address, file, line, "
 		    "inline_depth, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -1253,6 +1266,7 @@ void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts)
 	popts->sample_fn = on_sample;
 	popts->event_fn = on_event;
 	popts->hook_ctx = st;
+	popts->subsystems = 1; /* sample_groups.subsystem (keeps given subsystem_rules) */
 	st->compat = popts->compat;
 	st->hooked = 1;
 	st->rows_hooked = 0;
@@ -1354,6 +1368,9 @@ static int on_group(void *ctx, const nt_sample_group *g)
 	sqlite3_bind_text(q, 6, sample_type_name(g->sample_type), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 7, (int64_t)g->samples);
 	sqlite3_bind_double(q, 8, g->weight_ns);
+	const char *sub = g->subsystem >= 0
+		? nt_subsystems_name(nt_profile_subsystems(c->p), g->subsystem) : NULL;
+	bind_text_or_null(q, 9, sub);
 	if ((rc = step_done(st, q, c->err, "cannot insert a sample group")) != 0)
 		return c->rc = rc;
 	if (gid > st->group_max)

@@ -3,13 +3,16 @@
 # t400-sql-basics.sh - nettrace-sql: import and query, the three output formats (aligned
 # table, CSV, JSON), databases told apart from traces by their header, SQL errors (SQLite's
 # message, exit 3), usage errors, the shared profile options checked against
-# nettrace-fold, standard input, truncated and bad traces, and the stock sqlite3 shell
-# reading the result when it is installed.
+# nettrace-fold, subsystems (samples.subsystem, subsystem_time, --subsystems) checked
+# against nettrace-tree --by-subsystem, standard input, truncated and bad traces, and the
+# stock sqlite3 shell reading the result when it is installed.
 . "$top_srcdir/tests/e2e/lib.sh"
 SQL=$top_builddir/tools/nettrace-sql
 FOLD=$top_builddir/tools/nettrace-fold
+TREE=$top_builddir/tools/nettrace-tree
 need_tool "$SQL"
 need_tool "$FOLD"
+need_tool "$TREE"
 PYRO=$TRACES/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace
 SENTRY=$TRACES/sentry-dotnet/sample.nettrace
 MIXED=$TRACES/perfview/mixed_managed_external_samples.nettrace
@@ -112,6 +115,39 @@ tail -n +2 "$T/out" | sed -e 's/^"//' -e 's/"$//' >"$T/sqlfold"
 same "$T/sqlfold" "$T/fold" "--compat pyroscope: per-sample weights add up to nettrace-fold's"
 same "$T/sqlfold" "$TRACES/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.txt" \
 	"--compat pyroscope: pyroscope's golden output"
+
+# ---------------------------------------------------------------- subsystems = nettrace-tree
+# bysub [OPTIONS]: the self samples per subsystem of nettrace-tree --by-subsystem, and of
+# the samples view's subsystem column (NULL: other) and of the subsystem_time view.
+bysub() {
+	"$TREE" --by-subsystem --unit samples "$@" "$SENTRY" 2>/dev/null |
+		awk 'NF == 5 && $3 ~ /^[0-9]+$/ && $3 > 0 { print $5 "," $3 }' | sort >"$T/tree-sub"
+	run "$SQL" "$@" "$SENTRY" --csv -q \
+		"SELECT COALESCE(subsystem, 'other'), COUNT(*) FROM samples GROUP BY 1"
+	tail -n +2 "$T/out" | sort >"$T/sql-sub"
+	run "$SQL" "$@" "$SENTRY" --csv -q \
+		"SELECT subsystem, SUM(samples) FROM subsystem_time GROUP BY 1"
+	tail -n +2 "$T/out" | sort >"$T/view-sub"
+}
+bysub
+grep -qx 'threading,189' "$T/tree-sub" && grep -qx 'ipc,61' "$T/tree-sub" &&
+	grep -qx 'other,43' "$T/tree-sub" && grep -qx 'collections,8' "$T/tree-sub" &&
+	pass "nettrace-tree --by-subsystem: threading 189, ipc 61, other 43, collections 8" ||
+	fail "nettrace-tree --by-subsystem: threading 189, ipc 61, other 43, collections 8"
+same "$T/sql-sub" "$T/tree-sub" "samples.subsystem: the self samples of nettrace-tree --by-subsystem"
+same "$T/view-sub" "$T/tree-sub" "subsystem_time: the self samples of nettrace-tree --by-subsystem"
+run "$SQL" "$SENTRY" --csv -q "SELECT SUM(pct) > 99.9 AND SUM(pct) < 100.1, SUM(samples) FROM subsystem_time"
+is "$(last)" "1,311" "subsystem_time: the session's 311 samples, 100%"
+printf '# mine\nmine *!System.Threading.*\n' >"$T/my.subsystems"
+bysub --subsystems "$T/my.subsystems"
+is_rc 0 "--subsystems FILE exits 0"
+grep -q '^mine,' "$T/sql-sub" && pass "--subsystems: the file's subsystem names" ||
+	fail "--subsystems: the file's subsystem names"
+same "$T/sql-sub" "$T/tree-sub" "--subsystems: the self samples of nettrace-tree --subsystems"
+same "$T/view-sub" "$T/tree-sub" "--subsystems: subsystem_time as nettrace-tree --subsystems"
+printf 'json *!A.*\n\nbad!name *!B.*\n' >"$T/bad.subsystems"
+run "$SQL" --subsystems "$T/bad.subsystems" "$SENTRY" -q "SELECT 1"
+is_rc 2 "--subsystems with a bad rule: exit 2"
 
 # ---------------------------------------------------------------- inputs
 run sh -c 'cat "$1" | "$2" - --csv -q "SELECT file || \" \" || samples FROM sessions"' sh "$PYRO" "$SQL"

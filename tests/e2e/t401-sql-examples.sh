@@ -7,8 +7,10 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 SQL=$top_builddir/tools/nettrace-sql
 FOLD=$top_builddir/tools/nettrace-fold
+TREE=$top_builddir/tools/nettrace-tree
 need_tool "$SQL"
 need_tool "$FOLD"
+need_tool "$TREE"
 DOC=$top_srcdir/doc/sqlite-schema.md
 GOLD=$EXPECTED/t401-sql-examples
 MIXED=$TRACES/perfview/mixed_managed_external_samples.nettrace
@@ -183,4 +185,10 @@ fi
 	sort >"$T/want14"
 cols 14 module samples | sort >"$T/got14"
 same "$T/got14" "$T/want14" "Q14: self samples per module = nettrace-fold's leaf modules"
+
+# Q15: samples per subsystem = the self column of nettrace-tree --by-subsystem.
+"$TREE" --by-subsystem --unit samples "$OBJ" |
+	awk 'NF == 5 && $3 ~ /^[0-9]+$/ { print $5 "\t" $3 }' | sort >"$T/want15"
+cols 15 subsystem samples | sort >"$T/got15"
+same "$T/got15" "$T/want15" "Q15: samples per subsystem = nettrace-tree --by-subsystem (session 3)"
 done_testing

@@ -427,6 +427,50 @@ static void test_store_writes_samples_and_stacks(void)
 	nt_store_free(st);
 }
 
+static void test_store_classifies_subsystems(void)
+{
+	/* the hook turns subsystems on (built-in rules: nothing of App matches) */
+	nt_store *st = open_mem(0);
+	ok(st && import(st, std_samples, NSTD, 0, 1, NULL) == 0, "import with the built-in rules");
+	if (!st)
+		return;
+	is_int(qi(st, "SELECT COUNT(*) FROM samples WHERE subsystem IS NULL"), 12,
+	       "built-in rules: no subsystem for App's frames (NULL)");
+	is_str(q1(st, "SELECT subsystem || ' ' || SUM(samples) || ' ' || SUM(pct) "
+		      "FROM subsystem_time GROUP BY subsystem"),
+	       "other 12 100.0", "subsystem_time: all 12 samples 'other', 100 percent");
+	nt_store_free(st);
+
+	/* given rules are kept */
+	static const char rules[] = "work *!App.Work(*\nrec *!App.Rec(*\n";
+	nt_subsystems *subs = NULL;
+	nt_error err;
+	nt_error_clear(&err);
+	ok(nt_subsystems_parse(&subs, rules, strlen(rules), "test", &err) == 0, "rules parse");
+	nt_profile_opts po;
+	memset(&po, 0, sizeof po);
+	po.subsystem_rules = subs;
+	st = open_mem(0);
+	ok(st && import(st, std_samples, NSTD, 0, 1, &po) == 0, "import with rules of one's own");
+	if (st) {
+		is_int(qi(st, "SELECT COUNT(*) FROM samples WHERE subsystem = 'work'"), 9,
+		       "samples.subsystem 'work': the 9 samples with Work as leaf");
+		is_int(qi(st, "SELECT COUNT(*) FROM sample_groups WHERE subsystem IS NOT NULL "
+			      "AND subsystem NOT IN ('work', 'rec')"),
+		       0, "only the rules' subsystem names");
+		is_int(qi(st, "SELECT SUM(samples) FROM subsystem_time"), 12,
+		       "subsystem_time: every sample once");
+		is_int(qi(st, "SELECT COUNT(*) FROM (SELECT COALESCE(subsystem, 'other') AS s, "
+			      "COUNT(*) AS n FROM samples GROUP BY 1) x JOIN (SELECT subsystem, "
+			      "SUM(samples) AS n FROM subsystem_time GROUP BY 1) y "
+			      "ON y.subsystem = x.s AND y.n = x.n"),
+		       qi(st, "SELECT COUNT(DISTINCT COALESCE(subsystem, 'other')) FROM samples"),
+		       "subsystem_time sums the samples view's subsystem column");
+	}
+	nt_store_free(st);
+	nt_subsystems_free(subs);
+}
+
 static void test_store_pairs_events_and_names_threads(void)
 {
 	nt_store *st = open_mem(0);
@@ -745,6 +789,7 @@ int main(void)
 	}
 	test_store_probe_recognises_the_sqlite_header();
 	test_store_writes_samples_and_stacks();
+	test_store_classifies_subsystems();
 	test_store_pairs_events_and_names_threads();
 	test_store_category_filter_drops_rows();
 	test_store_compat_weights_per_row();
