@@ -29,7 +29,8 @@
  * linked into a program): if NETTRACE_OUTPUT is set, a session recording the whole process
  * starts before main() and is finalized at exit(). See nettrace-record(1) for the
  * variables (NETTRACE_OUTPUT, NETTRACE_FREQUENCY, NETTRACE_INTERVAL, NETTRACE_SCHEDULE,
- * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_PID).
+ * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_REALTIME,
+ * NETTRACE_PID).
  *
  * Thread safety: every function may be called from any thread; calls are serialised by an
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call
@@ -79,6 +80,10 @@ typedef struct nts_opts {
 				    samples and counts them (SamplerStats.Dropped) */
 	uint32_t max_threads; /* threads sampled at once; 0 = 4096; more are skipped and
 				 counted as dropped */
+	int no_realtime;    /* 1: keep the sampler thread at normal priority. By default it
+			       asks for SCHED_FIFO priority 1 and stays normal when that is not
+			       permitted: on a busy machine a normal thread wakes late, and late
+			       rounds are not independent of what the program does */
 	/* Warnings ("sampler is 35 ms behind ..."), at most one per second; NULL = none. */
 	void (*log_fn)(void *ctx, const char *msg);
 	void *log_ctx;

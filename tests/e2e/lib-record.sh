@@ -60,6 +60,18 @@ cpu_share() {
 	} END { printf "%.0f %.0f %.1f\n", kw, nw, sq ? nw * nw / sq : 0 }' "$1"
 }
 
+# late_delta FILE DELTA: DELTA plus the share of the session's rounds the sampler took
+# late (SamplerStats Late over the rounds, i.e. distinct sample times): a round more than
+# half an interval
+# late may land in another phase of the program than its scheduled time would have, and
+# without real-time priority on a busy machine it is late because the program was using
+# the CPU, so those rounds can bias a share by at most their share.
+late_delta() {
+	"$CHECK" summary "$1" | awk -v d="$2" -F= '
+		$1 == "stats_late" { late = $2 } $1 == "rounds" { r = $2 }
+		END { printf "%.4f\n", d + (r > 0 ? late / r : 0) }'
+}
+
 # within P N DELTA K [NEFF]: exit status 0 when K/N is within DELTA + 4 sigma of P, sigma
 # from NEFF samples (default N); prints "p^=... bound=..." for the diagnostics.
 within() {

@@ -4,7 +4,8 @@
  *
  *   nts-check samples FILE   one line per ThreadSample, in file order:
  *                            "TID STATE CPU_NS TS_NS DEPTH frame0;frame1;..." (leaf first)
- *   nts-check summary FILE   key=value lines: sample and thread counts, the last
+ *   nts-check summary FILE   key=value lines: sample, round (distinct sample times) and
+ *                            thread counts, the last
  *                            SessionSettings and SamplerStats, module and name counts,
  *                            the payload version, the trace end state
  *
@@ -222,6 +223,7 @@ int main(int argc, char **argv)
 	const nt_event *ev;
 	int rc;
 	uint64_t nsamples = 0, nsettings = 0, nstats = 0, nnames = 0, version = 0;
+	uint64_t rounds = 0, last_ts = UINT64_MAX; /* distinct sample times: sampling rounds */
 	uint64_t tids[4096];
 	size_t ntids = 0;
 	uint64_t states[5] = {0};
@@ -278,6 +280,9 @@ int main(int argc, char **argv)
 		if (!nt_event_is_sample(ev, &type))
 			continue;
 		nsamples++;
+		if (ev->timestamp != last_ts)
+			rounds++;
+		last_ts = ev->timestamp;
 		version = m->version;
 		uint64_t st = field_u(ev, psz, "State");
 		if (st < 5)
@@ -306,8 +311,9 @@ int main(int argc, char **argv)
 	}
 	const nt_reader_stats *rs = nt_reader_stats_get(r);
 	if (!samples_mode) {
-		printf("samples=%" PRIu64 "\nthreads=%zu\nsample_version=%" PRIu64 "\n", nsamples,
-		       ntids, version);
+		printf("samples=%" PRIu64 "\nrounds=%" PRIu64 "\nthreads=%zu\nsample_version=%" PRIu64
+		       "\n",
+		       nsamples, rounds, ntids, version);
 		printf("state_unknown=%" PRIu64 "\nstate_running=%" PRIu64 "\nstate_blocked=%" PRIu64
 		       "\n",
 		       states[0], states[1], states[2]);
