@@ -589,7 +589,8 @@ fail:
 #define PTR NT_TYPE_POINTER
 #define GUID NT_TYPE_GUID
 
-static const nt_field L_sample[] = {F("Type", U32)};
+/* version 1 is our sampler's (doc/format/sampler-events.md) */
+static const nt_field L_sample[] = {F("Type", U32), F("CpuTimeNs", U64), F("State", U32)};
 /* MethodLoadVerbose / MethodUnloadVerbose / MethodDC{Start,End}Verbose (spec §9.2) */
 static const nt_field L_method_verbose[] = {
 	F("MethodID", U64),         F("ModuleID", U64),      F("MethodStartAddress", U64),
@@ -669,7 +670,7 @@ typedef struct builtin {
 
 #define N(a) (uint8_t)(sizeof(a) / sizeof(a[0]))
 static const builtin BUILTINS[] = {
-	{P_SAMPLER, 0, 0, 255, "ThreadSample", L_sample, {1, 1, 1, 1}},
+	{P_SAMPLER, 0, 0, 255, "ThreadSample", L_sample, {1, 3, 3, 3}},
 	{P_RUNTIME, 143, 0, 255, "MethodLoadVerbose", L_method_verbose, {9, 10, 11, 11}},
 	{P_RUNTIME, 144, 0, 255, "MethodUnloadVerbose", L_method_verbose, {9, 10, 11, 11}},
 	{P_RUNTIME, 139, 0, 255, "MethodDCStartVerboseV2", L_method_verbose, {9, 10, 11, 11}},

@@ -56,7 +56,8 @@ typedef struct group {
 	uint32_t stack;      /* index into p->stacks */
 	uint64_t thread_id;
 	uint8_t bcat;        /* bracket category (NT_CAT_*) or 0xFF none */
-	uint8_t stype;       /* sample type / TraceEvent interval kind */
+	uint8_t stype;       /* sample type / TraceEvent interval kind (low 4 bits) and the
+				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
 	uint64_t samples;
 	double weight;       /* compat weight in ns (NONE: unused) */
 	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
@@ -332,6 +333,17 @@ static int rehash_groups(nt_profile *p)
 	p->group_ht = ht;
 	p->group_htcap = ncap;
 	return 0;
+}
+
+/* Thread state of a ThreadSample version >= 1 written by our sampler: 1 running, 2 blocked,
+ * 3 disk wait, 4 stopped; 0 unknown (runtime samples, version 0). */
+static uint8_t sample_state(const psession *s, const nt_event *ev)
+{
+	nt_value v;
+	if (!ev->meta || ev->meta->version < 1 ||
+	    !nt_event_field(ev, s->info.header.pointer_size, "State", &v) || v.u > 15)
+		return 0;
+	return (uint8_t)v.u;
 }
 
 static int64_t get_group(nt_profile *p, uint32_t session, uint32_t stack, uint64_t tid,
@@ -744,7 +756,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		int64_t st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
-		uint8_t stype = (uint8_t)(type > 2 ? 0 : type);
+		uint8_t stype = (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4));
 		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t), stype);
 		if (gi < 0)
 			return NOMEM(p, err);
@@ -761,7 +773,8 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	}
 	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
 		     (double)s->info.header.qpc_frequency;
-	return te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED, ev, err);
+	return te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED || sample_state(s, ev) == 1, ev,
+		      err);
 }
 
 /* TraceEvent also feeds allocation events with stacks to the state machine as on-CPU
@@ -1000,7 +1013,16 @@ static int final_category(const nt_profile *p, const group *g)
 	int rc = p->stacks[g->stack].rule_cat;
 	if (rc >= 0)
 		return rc;
-	switch (g->stype) {
+	/* The sampler's thread state says whether the thread ran (doc/format/sampler-events.md);
+	 * the frame rules above still decide why it waited (a thread just woken from a sleep
+	 * and waiting for a CPU is "running" with its leaf in the sleep call). */
+	switch (g->stype >> 4) {
+	case 1: return NT_CAT_CPU;
+	case 2: return NT_CAT_WAIT;
+	case 3: return NT_CAT_IO;
+	default: break;
+	}
+	switch (g->stype & 0x0F) {
 	case NT_SAMPLE_MANAGED: return NT_CAT_CPU;
 	case NT_SAMPLE_EXTERNAL: return NT_CAT_EXTERNAL;
 	default: return NT_CAT_UNKNOWN;
@@ -1028,7 +1050,7 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		sg.session = g->session;
 		sg.thread_id = g->thread_id;
 		sg.category = cat;
-		sg.sample_type = g->stype;
+		sg.sample_type = g->stype & 0x0F;
 		sg.samples = g->samples;
 		sg.weight_ns = g->weight;
 		sg.depth = st->nnames;
@@ -1048,7 +1070,8 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 				rc = NT_ENOMEM;
 				break;
 			}
-			scratch[0] = g->stype == NT_SAMPLE_MANAGED ? "CPU_TIME" : "UNMANAGED_CODE_TIME";
+			scratch[0] = (g->stype & 0x0F) == NT_SAMPLE_MANAGED ? "CPU_TIME"
+									      : "UNMANAGED_CODE_TIME";
 			memcpy(scratch + 1, p->names + st->names_off, st->nnames * sizeof(char *));
 			sg.frames = scratch;
 			sg.depth = st->nnames + 1;

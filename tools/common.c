@@ -359,6 +359,9 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 			nt_native_module m;
 			if (nt_native_module_at(nn, k, &m) != 1 || !m.lookups)
 				continue;
+			/* the kernel's vDSO ("linux-vdso.so.1") has no file to read: not news */
+			if (m.status == NT_NATIVE_MISSING && m.path && !strchr(m.path, '/'))
+				continue;
 			if (m.status == NT_NATIVE_BUILD_ID_MISMATCH || m.status == NT_NATIVE_MISSING ||
 			    m.status == NT_NATIVE_BAD_FILE || m.status == NT_NATIVE_NO_SYMBOLS) {
 				char msg[512];
