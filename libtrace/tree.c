@@ -1314,15 +1314,12 @@ done:
 
 /* ---- flat lists */
 
-static void out_flat(tout *o, const tcols *c, int order)
+/* The title line of a flat list (functions or subsystems): self%, total%, the self and
+ * total columns (a fixed time unit goes in their titles; auto values carry their own,
+ * samples need none), the categories and the histogram shown, then label. */
+static void out_flat_title(tout *o, const tcols *c, const char *label)
 {
-	const nt_tree *t = c->t;
 	const nt_tree_print_opts *po = c->po;
-	size_t n = po->top < t->nfuncs ? po->top : t->nfuncs;
-	const char *what = t->o.by_samples ? "samples" : "time";
-	out_fmt(o, "Top %zu functions by %s %s:\n", po->top, order == NT_TREE_BY_SELF ? "self" : "total",
-		what);
-	/* fixed time units go in the titles; auto values carry their own, samples need none */
 	const char *u = po->unit == NT_TREE_UNIT_AUTO || po->unit == NT_UNIT_SAMPLES
 				? "" : unit_name(po->unit);
 	char ts[24], tt[24];
@@ -1332,28 +1329,48 @@ static void out_flat(tout *o, const tcols *c, int order)
 	out_cat_titles(o, c);
 	if (po->when)
 		out_when_title(o, c);
-	out_str(o, "  function\n");
+	out_fmt(o, "  %s\n", label);
+}
+
+/* One row of a flat list, with the columns of out_flat_title(). */
+static void out_flat_row(tout *o, const tcols *c, const char *name, double self_ns,
+			 uint64_t self_samples, double total_ns, uint64_t total_samples,
+			 const double *cat_ns, const uint64_t *cat_samples, const uint64_t *when)
+{
+	const nt_tree_print_opts *po = c->po;
+	char a[48], b[48];
+	if (po->unit == NT_UNIT_SAMPLES) {
+		snprintf(a, sizeof a, "%" PRIu64, self_samples);
+		snprintf(b, sizeof b, "%" PRIu64, total_samples);
+	} else {
+		fmt_time(a, sizeof a, self_ns, po->unit);
+		fmt_time(b, sizeof b, total_ns, po->unit);
+	}
+	out_fmt(o, "%6.1f%%  %6.1f%%  %11s  %11s", pct(c, metric_total(c, self_ns, self_samples)),
+		pct(c, metric_total(c, total_ns, total_samples)), a, b);
+	out_cat_values(o, c, cat_ns, cat_samples);
+	if (po->when) {
+		out_str(o, "  ");
+		out_when(o, c, when);
+	}
+	out_str(o, "  ");
+	out_name(o, name);
+	out_str(o, "\n");
+}
+
+static void out_flat(tout *o, const tcols *c, int order)
+{
+	const nt_tree *t = c->t;
+	const nt_tree_print_opts *po = c->po;
+	size_t n = po->top < t->nfuncs ? po->top : t->nfuncs;
+	const char *what = t->o.by_samples ? "samples" : "time";
+	out_fmt(o, "Top %zu functions by %s %s:\n", po->top, order == NT_TREE_BY_SELF ? "self" : "total",
+		what);
+	out_flat_title(o, c, "function");
 	for (size_t i = 0; i < n && !o->rc; i++) {
 		const nt_tree_func *f = order == NT_TREE_BY_SELF ? t->by_self[i] : t->by_total[i];
-		char a[48], b[48];
-		if (po->unit == NT_UNIT_SAMPLES) {
-			snprintf(a, sizeof a, "%" PRIu64, f->self_samples);
-			snprintf(b, sizeof b, "%" PRIu64, f->total_samples);
-		} else {
-			fmt_time(a, sizeof a, f->self_ns, po->unit);
-			fmt_time(b, sizeof b, f->total_ns, po->unit);
-		}
-		out_fmt(o, "%6.1f%%  %6.1f%%  %11s  %11s",
-			pct(c, metric_total(c, f->self_ns, f->self_samples)),
-			pct(c, metric_total(c, f->total_ns, f->total_samples)), a, b);
-		out_cat_values(o, c, f->cat_ns, f->cat_samples);
-		if (po->when) {
-			out_str(o, "  ");
-			out_when(o, c, f->when);
-		}
-		out_str(o, "  ");
-		out_name(o, f->name);
-		out_str(o, "\n");
+		out_flat_row(o, c, f->name, f->self_ns, f->self_samples, f->total_ns, f->total_samples,
+			     f->cat_ns, f->cat_samples, f->when);
 	}
 }
 
@@ -1364,38 +1381,11 @@ static void out_flat(tout *o, const tcols *c, int order)
 static void out_subsystems(tout *o, const tcols *c)
 {
 	const nt_tree *t = c->t;
-	const nt_tree_print_opts *po = c->po;
-	const char *u = po->unit == NT_TREE_UNIT_AUTO || po->unit == NT_UNIT_SAMPLES
-				? "" : unit_name(po->unit);
-	char ts[24], tt[24];
-	snprintf(ts, sizeof ts, "self%s%s", *u ? " " : "", u);
-	snprintf(tt, sizeof tt, "total%s%s", *u ? " " : "", u);
-	out_fmt(o, "%7s  %7s  %11s  %11s", "self%", "total%", ts, tt);
-	out_cat_titles(o, c);
-	if (po->when)
-		out_when_title(o, c);
-	out_str(o, "  subsystem\n");
+	out_flat_title(o, c, "subsystem");
 	for (size_t i = 0; i < t->nsub_shown && !o->rc; i++) {
 		const nt_tree_subsystem *s = t->sub_by_self[i];
-		char a[48], b[48];
-		if (po->unit == NT_UNIT_SAMPLES) {
-			snprintf(a, sizeof a, "%" PRIu64, s->self_samples);
-			snprintf(b, sizeof b, "%" PRIu64, s->total_samples);
-		} else {
-			fmt_time(a, sizeof a, s->self_ns, po->unit);
-			fmt_time(b, sizeof b, s->total_ns, po->unit);
-		}
-		out_fmt(o, "%6.1f%%  %6.1f%%  %11s  %11s",
-			pct(c, metric_total(c, s->self_ns, s->self_samples)),
-			pct(c, metric_total(c, s->total_ns, s->total_samples)), a, b);
-		out_cat_values(o, c, s->cat_ns, s->cat_samples);
-		if (po->when) {
-			out_str(o, "  ");
-			out_when(o, c, s->when);
-		}
-		out_str(o, "  ");
-		out_name(o, s->name);
-		out_str(o, "\n");
+		out_flat_row(o, c, s->name, s->self_ns, s->self_samples, s->total_ns,
+			     s->total_samples, s->cat_ns, s->cat_samples, s->when);
 	}
 }
 
