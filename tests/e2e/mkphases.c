@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../pbuf.h"
 
 enum { M_MAIN, M_LOAD, M_READ, M_COMPUTE, M_JSON, M_WORKER, M_ENTER, M_COUNT };
 static const char *const ns_of[M_COUNT] = {
@@ -32,34 +33,6 @@ static const char *const name_of[M_COUNT] = {
 
 #define MODULE_ID 0x77
 #define IP(m) (0x10000ull + 0x1000ull * (uint64_t)(m) + 0x10)
-
-/* A little-endian payload buffer. */
-typedef struct pbuf {
-	uint8_t b[512];
-	size_t n;
-} pbuf;
-
-static void pb_u16(pbuf *p, uint16_t v)
-{
-	p->b[p->n++] = (uint8_t)v;
-	p->b[p->n++] = (uint8_t)(v >> 8);
-}
-static void pb_u32(pbuf *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_u64(pbuf *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_str(pbuf *p, const char *s)
-{
-	for (; *s; s++)
-		pb_u16(p, (uint8_t)*s);
-	pb_u16(p, 0);
-}
 
 static int fail(const char *what, const nt_error *err)
 {

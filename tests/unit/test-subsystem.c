@@ -15,6 +15,7 @@
 #include "nettrace.h"
 #include "tap.h"
 #include "testutil.h"
+#include "pbuf.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -259,32 +260,6 @@ static const char *const ns_of[M_COUNT] = {
 static const char *const name_of[M_COUNT] = {"Main", "Serialize", "Memmove", "ReadAllBytes",
 					     "InnerInvoke", "Work"};
 #define IP(m) (0x10000ull + 0x1000ull * (uint64_t)(m) + 0x10)
-
-typedef struct pbuf {
-	uint8_t b[512];
-	size_t n;
-} pbuf;
-static void pb_u16(pbuf *p, uint16_t v)
-{
-	p->b[p->n++] = (uint8_t)v;
-	p->b[p->n++] = (uint8_t)(v >> 8);
-}
-static void pb_u32(pbuf *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_u64(pbuf *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_str(pbuf *p, const char *s)
-{
-	for (; *s; s++)
-		pb_u16(p, (uint8_t)*s);
-	pb_u16(p, 0);
-}
 
 /* Stacks, root first (method + 1, 0 ends), with their sample counts:
  *   Main > Serialize > Memmove          x4  json (Memmove takes its caller's)

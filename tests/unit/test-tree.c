@@ -13,6 +13,7 @@
 
 #include "nettrace.h"
 #include "tap.h"
+#include "pbuf.h"
 
 /* ------------------------------------------------------------------ building traces */
 
@@ -21,34 +22,6 @@ static const char *const method_names[M_COUNT] = {"Main", "Slow", "Fast", "Work"
 
 #define MODULE_ID 0x77
 #define IP(m) (0x10000ull + 0x1000ull * (uint64_t)(m) + 0x10)
-
-/* A little-endian byte buffer for payloads. */
-typedef struct pbuf {
-	uint8_t b[512];
-	size_t n;
-} pbuf;
-
-static void pb_u16(pbuf *p, uint16_t v)
-{
-	p->b[p->n++] = (uint8_t)v;
-	p->b[p->n++] = (uint8_t)(v >> 8);
-}
-static void pb_u32(pbuf *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_u64(pbuf *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_str(pbuf *p, const char *s)
-{
-	for (; *s; s++)
-		pb_u16(p, (uint8_t)*s);
-	pb_u16(p, 0);
-}
 
 /* One sample: thread, sample type, stack root first (0-terminated method list + 1). */
 typedef struct tsample {

@@ -15,6 +15,7 @@
 
 #include "nettrace.h"
 #include "tap.h"
+#include "pbuf.h"
 
 /* ------------------------------------------------------------------ building traces */
 
@@ -27,32 +28,6 @@ static const char *const name_of[M_COUNT] = {"Main", "Load", "Compute", "Enter",
 /* Ticks per second of the traces written: 1 GHz (times in ns) except for the test of
  * absurd times. */
 static uint64_t g_freq = 1000000000;
-
-typedef struct pbuf {
-	uint8_t b[512];
-	size_t n;
-} pbuf;
-static void pb_u16(pbuf *p, uint16_t v)
-{
-	p->b[p->n++] = (uint8_t)v;
-	p->b[p->n++] = (uint8_t)(v >> 8);
-}
-static void pb_u32(pbuf *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_u64(pbuf *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p->b[p->n++] = (uint8_t)(v >> (8 * i));
-}
-static void pb_str(pbuf *p, const char *s)
-{
-	for (; *s; s++)
-		pb_u16(p, (uint8_t)*s);
-	pb_u16(p, 0);
-}
 
 /* One sample: thread, time in ns relative to SYNC (1 GHz clock), stack root first
  * (method + 1, 0 ends). */
