@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#if defined(__clang__)
+#define NOIPA __attribute__((noinline)) /* clang has no noipa */
+#else
 #define NOIPA __attribute__((noipa))
+#endif
 
 NOIPA uint64_t bw_leaf_mix(uint64_t x, uint64_t n);
 NOIPA uint64_t bw_leaf_mix(uint64_t x, uint64_t n)

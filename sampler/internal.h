@@ -297,6 +297,9 @@ void nts_signal_handler(int sig, siginfo_t *si, void *uc);
 /* Per-thread recursion guard: non-zero while the thread runs sampler code that the handler
  * must not interrupt (samplepoint slow path, API calls). */
 extern __thread int nts_guard __attribute__((tls_model("initial-exec")));
+/* The calling thread's TID as the handler last read it (0: not yet); reset in a forked
+ * child, where the forking thread has a new TID. Saves a system call per sample. */
+extern __thread pid_t nts_tid_cache __attribute__((tls_model("initial-exec")));
 
 /* Monotonic and thread CPU clocks, in ns (async-signal-safe). */
 uint64_t nts_now(void);
@@ -319,6 +322,8 @@ typedef struct nts_sp_sess {
 
 /* Copies the scheduled sessions (by index); returns the mask of indexes filled. */
 uint64_t nts_rt_sp_sessions(nts_sp_sess out[NTS_MAX_SESSIONS]);
+/* A samplepoint check's environment duties: nettrace-record's "stop", SIGINT/SIGTERM. */
+void nts_rt_sp_poll(uint64_t now);
 
 /* Writes one sample of the calling thread, at each session's scheduled time ideal[i], to
  * the sessions of r->mask whose uid still matches, with a ThreadName first for sessions not in *named_mask, and adds the

@@ -202,6 +202,11 @@ static void sp_take(sp_thread *t, uint64_t due, uint64_t now)
 
 __attribute__((noinline)) static void sp_slow(void)
 {
+	if (!nts_guard) {
+		nts_guard++;
+		nts_rt_sp_poll(nts_now()); /* nettrace-record's stop, SIGINT, SIGTERM */
+		nts_guard--;
+	}
 	uint64_t check = atomic_load_explicit(&sp_check_ns, memory_order_relaxed);
 	if (!check || nts_guard) {
 		sp_left = SP_IDLE_VISITS;

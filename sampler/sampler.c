@@ -55,6 +55,11 @@
 #define NAME_REFRESH_NS 1000000000u
 /* Threads are listed at most this often (new threads wait that long for a sample). */
 #define SWEEP_NS 5000000u
+/* samplepoint mode: the control pipe is read at most this often (one system call), and a
+ * SIGINT/SIGTERM that no samplepoint check takes up within SP_SIGNAL_GRACE_NS ends the
+ * program without finalizing the file (the blocks written so far stay readable) */
+#define SP_POLL_NS 20000000u
+#define SP_SIGNAL_GRACE_NS 1000000000u
 /* Loaded objects are checked for changes (dlopen) at most this often. */
 #define MODULE_CHECK_NS 100000000u
 
@@ -120,6 +125,12 @@ typedef struct nts_runtime {
 	int env_status_fd;
 	int env_control_fd;
 	_Atomic int env_signal;
+	/* samplepoint mode: the threads' checks watch the control pipe (at most every
+	 * SP_POLL_NS) and the signal flag; a timer per signal (SIGINT, SIGTERM) ends the
+	 * program if no check comes to finalize the file */
+	_Atomic uint64_t sp_poll_ns;
+	timer_t sp_timer[2];
+	int sp_have_timer[2];
 	uint64_t seed_counter;
 	uint64_t uid_counter;
 	uint64_t sampler_cpu;  /* the sampler thread's CPU time when last charged */
@@ -830,6 +841,7 @@ static void atfork_child(void)
 	pthread_mutex_init(&rt.mu, NULL);
 	atomic_store(&nts_g.active, 0);
 	nts_g.pid = getpid();
+	nts_tid_cache = 0;
 	for (int i = 0; i < NTS_MAX_SESSIONS; i++) {
 		if (rt.sess[i]) {
 			nts_out_abandon(rt.sess[i]);
@@ -1374,6 +1386,26 @@ void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t id
 	pthread_mutex_unlock(&rt.mu);
 }
 
+/* Samplepoint mode has no sampler thread: the threads' checks (samplepoint.c) do its
+ * environment duties. A "stop" from nettrace-record finalizes the file; a SIGINT or
+ * SIGTERM caught by env_sp_signal_handler finalizes it and re-raises the signal. */
+void nts_rt_sp_poll(uint64_t now)
+{
+	if (!atomic_load_explicit(&rt.env_signal, memory_order_relaxed)) {
+		uint64_t next = atomic_load_explicit(&rt.sp_poll_ns, memory_order_relaxed);
+		if (now < next || rt.env_control_fd < 0)
+			return;
+		if (!atomic_compare_exchange_strong(&rt.sp_poll_ns, &next, now + SP_POLL_NS))
+			return; /* another thread polls */
+	}
+	pthread_mutex_lock(&rt.mu);
+	if (rt.env_control_fd >= 0 && rt.mode == NTS_MODE_SAMPLEPOINT)
+		handle_env_control();
+	if (atomic_load(&rt.env_signal) && rt.mode == NTS_MODE_SAMPLEPOINT)
+		handle_env_signal(); /* finalizes, then the re-raised signal ends the process */
+	pthread_mutex_unlock(&rt.mu);
+}
+
 /* ---------------------------------------------------------------------------------------
  * Environment-driven start (LD_PRELOAD, nettrace-record)
  * ------------------------------------------------------------------------------------- */
@@ -1428,6 +1460,33 @@ static void env_signal_handler(int sig)
 	if (rt.wake_fd >= 0) {
 		ssize_t n = write(rt.wake_fd, &one, sizeof one);
 		(void)n;
+	}
+	errno = e;
+}
+
+/* Samplepoint mode: the first SIGINT/SIGTERM is left to the next samplepoint check
+ * (nts_rt_sp_poll), which finalizes the file and re-raises it; a timer re-sends it after
+ * SP_SIGNAL_GRACE_NS in case no check comes (a program blocked for good), and a second
+ * signal ends the program at once, as the default action would. */
+static void env_sp_signal_handler(int sig)
+{
+	int e = errno;
+	int prev = 0;
+	if (atomic_compare_exchange_strong(&rt.env_signal, &prev, sig)) {
+		int k = sig == SIGINT ? 0 : 1;
+		if (rt.sp_have_timer[k]) {
+			struct itimerspec its;
+			memset(&its, 0, sizeof its);
+			its.it_value.tv_sec = SP_SIGNAL_GRACE_NS / 1000000000u;
+			its.it_value.tv_nsec = SP_SIGNAL_GRACE_NS % 1000000000u;
+			timer_settime(rt.sp_timer[k], 0, &its, NULL);
+		}
+	} else {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		sigaction(sig, &sa, NULL);
+		raise(sig); /* delivered when this handler returns */
 	}
 	errno = e;
 }
@@ -1565,18 +1624,25 @@ __attribute__((constructor)) static void nts_env_start(void)
 		env_status("error %s\n", err.msg);
 		return;
 	}
-	if (o.mode == NTS_MODE_SIGNAL) {
-		int sigs[] = {SIGINT, SIGTERM};
-		for (size_t i = 0; i < 2; i++) {
-			struct sigaction old, sa;
-			if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-			    old.sa_handler == SIG_DFL) {
-				memset(&sa, 0, sizeof sa);
-				sa.sa_handler = env_signal_handler;
-				sigemptyset(&sa.sa_mask);
-				sa.sa_flags = SA_RESTART;
-				sigaction(sigs[i], &sa, NULL);
+	int sigs[] = {SIGINT, SIGTERM};
+	for (size_t i = 0; i < 2; i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL) {
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = env_signal_handler;
+			if (o.mode == NTS_MODE_SAMPLEPOINT) {
+				struct sigevent se;
+				memset(&se, 0, sizeof se);
+				se.sigev_notify = SIGEV_SIGNAL;
+				se.sigev_signo = sigs[i];
+				rt.sp_have_timer[i] = timer_create(CLOCK_MONOTONIC, &se,
+								   &rt.sp_timer[i]) == 0;
+				sa.sa_handler = env_sp_signal_handler;
 			}
+			sigemptyset(&sa.sa_mask);
+			sa.sa_flags = SA_RESTART;
+			sigaction(sigs[i], &sa, NULL);
 		}
 	}
 }

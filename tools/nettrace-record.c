@@ -198,16 +198,23 @@ static void last_status(char *last, size_t len)
 }
 
 /* Asks the library to finalize the trace and waits (at most 10 s, or until CMD exits)
- * for its report. */
-static void request_stop(int control_fd, int status_fd, pid_t pid)
+ * for its report. In samplepoint mode the request is read at CMD's next samplepoint
+ * check, which may never come (a program blocked for good): 2 s, then the signal passed
+ * on does the rest (the library finalizes at the next check, or CMD ends a second later
+ * without it, as the signal's default action would). */
+static void request_stop(int control_fd, int status_fd, pid_t pid, int samplepoint)
 {
 	ssize_t w = write(control_fd, "stop\n", 5);
 	(void)w;
 	char last[512];
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < (samplepoint ? 200 : 1000); i++) {
 		read_status(status_fd);
 		last_status(last, sizeof last);
-		if (last[0] || waitpid(pid, NULL, WNOHANG | WNOWAIT) != 0)
+		if (last[0])
+			return;
+		siginfo_t si; /* CMD ended? (left for the caller's waitpid to collect) */
+		memset(&si, 0, sizeof si);
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0)
 			return;
 		struct timespec ts = {0, 10000000};
 		nanosleep(&ts, NULL);
@@ -267,7 +274,7 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 			int sig = forwarded == 0 ? (int)got_signal : forwarded == 1 ? SIGTERM : SIGKILL;
 			got_signal = 0;
 			if (forwarded++ == 0)
-				request_stop(cfd[1], pfd[0], pid);
+				request_stop(cfd[1], pfd[0], pid, c->samplepoint);
 			kill(pid, sig);
 		}
 	}

@@ -9,7 +9,11 @@
 #    count would always stop in the same one; the randomised count gives 50% within
 #    delta 0.02 + 4 sigma;
 #  - nts-sp-instr, the same program built with -finstrument-functions: the samples come
-#    from the hooks' shadow stack (work_a or work_b above main) with the same 70/30 split.
+#    from the hooks' shadow stack (work_a or work_b above main) with the same 70/30 split;
+#  - nettrace-record --samplepoint: SIGINT to nettrace-record, and SIGINT to the command
+#    itself (a terminal's ^C), finalize the trace at the next samplepoint check and the
+#    command dies of the signal; a command that never visits a samplepoint still ends
+#    within seconds, and nettrace-record says its trace was not finalized (exit 3).
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-record.sh"
 need_tool "$SP"
@@ -64,5 +68,52 @@ if [ "$all" -gt 0 ] && [ $((shadow * 100)) -ge $((all * 95)) ]; then
 else
 	fail "-finstrument-functions: the leaf is an instrumented function ($shadow of $all)"
 	diag "$(head -n 3 "$T/s")"
+fi
+
+# ---- nettrace-record --samplepoint: stopping
+# a background job of a script starts with SIGINT ignored, and CMD would inherit that
+if env --default-signal=INT true 2>/dev/null; then dflt="env --default-signal=INT"; else dflt=""; fi
+# stop_case DESC WHO PROG ARGS...: records PROG under --samplepoint, sends SIGINT after
+# 1 s to nettrace-record (WHO=record) or to the command (WHO=cmd); sets rc and secs
+stop_case() {
+	desc=$1 who=$2
+	shift 2
+	F=$T/stop.nettrace
+	rm -f "$F"
+	start=$(date +%s)
+	$dflt "$RECORD" --samplepoint -i 2 -o "$F" -- "$@" >/dev/null 2>"$T/stop.err" &
+	rpid=$!
+	sleep 1
+	if [ "$who" = cmd ]; then pkill -INT -P "$rpid" || kill -INT "$rpid"; else kill -INT "$rpid"; fi
+	wait "$rpid"
+	rc=$?
+	secs=$(($(date +%s) - start))
+}
+if [ -n "$dflt" ]; then
+	for who in record cmd; do
+		stop_case "SIGINT to $who" "$who" "$SP" - 60 2 split
+		is "$rc" "0" "--samplepoint, SIGINT to $who: exit 0"
+		is "$(summary_get "$F" end_tag):$(summary_get "$F" truncated)" "1:0" \
+			"--samplepoint, SIGINT to $who: the trace is finalized"
+		n=$(summary_get "$F" samples)
+		if [ "${n:-0}" -gt 100 ]; then pass "--samplepoint, SIGINT to $who: $n samples"; else
+			fail "--samplepoint, SIGINT to $who: $n samples"; fi
+		if [ "$secs" -lt 20 ] && grep -q "killed by signal 2" "$T/stop.err"; then
+			pass "--samplepoint, SIGINT to $who: the command died of it ($secs s)"
+		else
+			fail "--samplepoint, SIGINT to $who: the command died of it ($secs s)"
+			diag "$(cat "$T/stop.err")"
+		fi
+	done
+	stop_case "no samplepoint" record sleep 60
+	is "$rc" "3" "--samplepoint, a command without samplepoints: exit 3"
+	if [ "$secs" -lt 20 ] && grep -q "not finalized" "$T/stop.err"; then
+		pass "--samplepoint, a command without samplepoints: ends and says the trace is not finalized ($secs s)"
+	else
+		fail "--samplepoint, a command without samplepoints: ends and says the trace is not finalized ($secs s)"
+		diag "$(cat "$T/stop.err")"
+	fi
+else
+	skip "--samplepoint: SIGINT cases" "env --default-signal missing"
 fi
 done_testing

@@ -17,6 +17,7 @@
  *       argument checks of the API (prints "ok"/"FAIL" lines).
  * Sessions and threads use the public API only (ntsampler.h). */
 #include "ntsampler.h"
+#include "noipa.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,8 +31,8 @@
 static _Atomic int stop_flag;
 static volatile uint64_t sink;
 
-__attribute__((noipa)) uint64_t spin_leaf(uint64_t n);
-__attribute__((noipa)) uint64_t spin_leaf(uint64_t n)
+NOIPA uint64_t spin_leaf(uint64_t n);
+NOIPA uint64_t spin_leaf(uint64_t n)
 {
 	uint64_t x = n;
 	for (uint64_t i = 0; i < n; i++) {

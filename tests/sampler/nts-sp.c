@@ -5,6 +5,8 @@
  * the hooks keep the shadow stack the samples are taken from.
  *
  * Usage: nts-sp OUT.nettrace SECONDS INTERVAL_MS split|alt
+ *        nts-sp - SECONDS INTERVAL_MS split|alt   (under nettrace-record --samplepoint:
+ *          no session of its own, no statistics; SECONDS of CPU time, then exit 0)
  *   split  work_a runs 7 chunks, work_b 3 chunks, alternately; a chunk is the same leaf
  *          work followed by a samplepoint, so visits are spread like time (70/30)
  *   alt    a loop that calls alt_a then alt_b, equal cost, one samplepoint each: a fixed
@@ -84,25 +86,28 @@ int main(int argc, char **argv)
 	int alt = strcmp(argv[4], "alt") == 0;
 	nt_error err;
 	memset(&err, 0, sizeof err);
-	nts_opts o;
-	memset(&o, 0, sizeof o);
-	o.sz = sizeof o;
-	o.mode = NTS_MODE_SAMPLEPOINT;
-	if (nts_start(&o, &err)) {
-		fprintf(stderr, "nts-sp: %s\n", err.msg);
-		return 1;
-	}
-	nts_session_opts so;
-	memset(&so, 0, sizeof so);
-	so.sz = sizeof so;
-	so.path = argv[1];
-	so.fd = -1;
-	so.interval_ms = (uint32_t)atoi(argv[3]);
-	so.seed = 7;
-	nts_session *s;
-	if (nts_session_open(&s, &so, &err)) {
-		fprintf(stderr, "nts-sp: %s: %s\n", argv[1], err.msg);
-		return 1;
+	int env = strcmp(argv[1], "-") == 0; /* nettrace-record's session */
+	nts_session *s = NULL;
+	if (!env) {
+		nts_opts o;
+		memset(&o, 0, sizeof o);
+		o.sz = sizeof o;
+		o.mode = NTS_MODE_SAMPLEPOINT;
+		if (nts_start(&o, &err)) {
+			fprintf(stderr, "nts-sp: %s\n", err.msg);
+			return 1;
+		}
+		nts_session_opts so;
+		memset(&so, 0, sizeof so);
+		so.sz = sizeof so;
+		so.path = argv[1];
+		so.fd = -1;
+		so.interval_ms = (uint32_t)atoi(argv[3]);
+		so.seed = 7;
+		if (nts_session_open(&s, &so, &err)) {
+			fprintf(stderr, "nts-sp: %s: %s\n", argv[1], err.msg);
+			return 1;
+		}
 	}
 	uint64_t end = cpu_ns() + (uint64_t)(secs * 1e9);
 	while (cpu_ns() < end) {
@@ -116,6 +121,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (env)
+		return 0;
 	nts_stats st = {.sz = sizeof(nts_stats)};
 	if (nts_session_close(s, &st, &err) || nts_stop(&err)) {
 		fprintf(stderr, "nts-sp: %s\n", err.msg);

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOIPA __attribute__((noipa))
+#include "noipa.h"
 
 static volatile uint64_t sink;
 

@@ -243,11 +243,16 @@ static void test_sampler_unwind_leaf_caller(void)
 
 /* Walks the test's own stack: every return address recorded on the way down must appear,
  * in order. */
+#if defined(__clang__)
+#define CHAIN_FN __attribute__((noinline)) /* clang has no noipa */
+#else
+#define CHAIN_FN __attribute__((noinline, noipa))
+#endif
 static uint64_t chain_ra[3];
 static uint64_t chain_ips[64];
 static uint32_t chain_n;
 
-__attribute__((noinline, noipa)) static void chain_c(const nts_modsnap *snap)
+CHAIN_FN static void chain_c(const nts_modsnap *snap)
 {
 	nts_regs r;
 	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
@@ -256,14 +261,14 @@ __attribute__((noinline, noipa)) static void chain_c(const nts_modsnap *snap)
 	chain_n = nts_unwind(snap, &r, 0, chain_ips, 64, NULL);
 }
 
-__attribute__((noinline, noipa)) static void chain_b(const nts_modsnap *snap)
+CHAIN_FN static void chain_b(const nts_modsnap *snap)
 {
 	chain_ra[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	chain_c(snap);
 	__asm__ volatile("");
 }
 
-__attribute__((noinline, noipa)) static void chain_a(const nts_modsnap *snap)
+CHAIN_FN static void chain_a(const nts_modsnap *snap)
 {
 	chain_ra[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	chain_b(snap);
