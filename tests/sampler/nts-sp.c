@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define NOIPA __attribute__((noipa))
+#include "noipa.h"
 
 static volatile uint64_t sink;
 
