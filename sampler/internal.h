@@ -281,6 +281,12 @@ void nts_out_abandon(struct nts_session *s);
 typedef struct nts_shared {
 	_Atomic int active;             /* 0: the handler ignores signals */
 	_Atomic(nts_modsnap *) snap;
+	/* dlclose (our interposer, sampler.c) counts unloads begun and ended; a snapshot is
+	 * trusted only while no unload began after the maps it was built from were read
+	 * (snap_gen: unload_end at that time). The walkers that use it are counted so an
+	 * unload waits for them. See nts_snap_get(). */
+	_Atomic uint64_t unload_begin, unload_end, snap_gen;
+	_Atomic int snap_users;
 	nts_slot *slots;
 	uint32_t nslots;
 	uint32_t max_depth;
@@ -291,6 +297,29 @@ typedef struct nts_shared {
 } nts_shared;
 
 extern nts_shared nts_g;
+
+/* The module snapshot for one walk, or NULL while an object is being (or has been, since
+ * the snapshot) unloaded: the walk then uses frame pointers only, reading nothing but the
+ * stack, since a stale snapshot may point into unmapped memory. Async-signal-safe.
+ * Every non-NULL result is given back with nts_snap_put(). */
+static inline const nts_modsnap *nts_snap_get(void)
+{
+	atomic_fetch_add(&nts_g.snap_users, 1);
+	if (atomic_load(&nts_g.unload_begin) != atomic_load(&nts_g.snap_gen)) {
+		atomic_fetch_sub(&nts_g.snap_users, 1);
+		return NULL;
+	}
+	const nts_modsnap *snap = atomic_load(&nts_g.snap);
+	if (!snap)
+		atomic_fetch_sub(&nts_g.snap_users, 1);
+	return snap;
+}
+
+static inline void nts_snap_put(const nts_modsnap *snap)
+{
+	if (snap)
+		atomic_fetch_sub(&nts_g.snap_users, 1);
+}
 
 /* The handler (signal.c). */
 void nts_signal_handler(int sig, siginfo_t *si, void *uc);

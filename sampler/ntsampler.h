@@ -34,7 +34,13 @@
  *
  * Thread safety: every function may be called from any thread; calls are serialised by an
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call
- * these functions from a signal handler. */
+ * these functions from a signal handler.
+ *
+ * dlclose: the library defines dlclose (under glibc's symbol versions, so the program's
+ * calls reach it first) and forwards to libc's after it has kept stack walks off the
+ * object being unloaded: a walk never reads unwind tables that may be gone. Samples taken
+ * while an unload is in progress, until the module list is read again (the next round, or
+ * the next samplepoint check), are walked with frame pointers only. */
 #ifndef NTSAMPLER_H
 #define NTSAMPLER_H
 

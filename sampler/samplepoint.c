@@ -151,13 +151,14 @@ __attribute__((noinline)) static uint32_t sp_unwind_self(sp_thread *t, uint64_t 
 	nts_regs r;
 	__asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
-	const nts_modsnap *snap = atomic_load_explicit(&nts_g.snap, memory_order_acquire);
+	const nts_modsnap *snap = nts_snap_get();
 	uint64_t hi = r.sp >= t->stack_lo && r.sp < t->stack_hi ? t->stack_hi : 0;
 	uint32_t n = nts_unwind(snap, &r, hi, ips, max, &t->cache);
 	const nts_modseg *own = nts_segment(snap, (uint64_t)(uintptr_t)&sp_unwind_self);
 	uint32_t k = 0;
 	while (own && k < n && ips[k] >= own->lo && ips[k] < own->hi)
 		k++;
+	nts_snap_put(snap); /* own points into it */
 	if (k && k < n)
 		memmove(ips, ips + k, (n - k) * sizeof *ips);
 	return n - k;

@@ -26,6 +26,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -172,23 +173,95 @@ static void wake_sampler(void)
  * Module snapshot
  * ------------------------------------------------------------------------------------- */
 
+/* Snapshots replaced by newer ones: freed once no walk uses a snapshot (nts_snap_get
+ * counts the walkers before it loads the pointer, so a walker of an old one keeps
+ * snap_users above 0 until it is done). Beyond RETIRED_MAX pending, older ones are kept
+ * for good rather than freed under a walker. */
+#define RETIRED_MAX 64
+static nts_modsnap *retired[RETIRED_MAX];
+static unsigned nretired;
+
+static void retired_free(void)
+{
+	if (!nretired || atomic_load(&nts_g.snap_users) != 0)
+		return;
+	for (unsigned i = 0; i < nretired; i++)
+		free(retired[i]);
+	nretired = 0;
+}
+
 /* Refreshes the object list; publishes a new snapshot for the handler when it changed and
- * writes ModuleMap events for new objects to every live session. Old snapshots are never
- * freed: a handler may still be reading one. */
+ * writes ModuleMap events for new objects to every live session. */
 static void modules_check(uint64_t now, int force)
 {
+	retired_free();
+	/* after a dlclose: now, and the snapshot is trusted again once rebuilt */
+	uint64_t unloads = atomic_load(&nts_g.unload_end);
+	if (unloads != atomic_load(&nts_g.snap_gen))
+		force = 1;
 	if (!force && now < rt.mod_check_ns)
 		return;
 	rt.mod_check_ns = now + MODULE_CHECK_NS;
 	nts_modsnap *snap = NULL;
 	int rc = nts_modules_refresh(&rt.ml, &snap, rt.mod_gen + 1);
-	if (rc <= 0)
+	if (rc < 0)
+		return; /* the old snapshot stays, untrusted if an unload is pending */
+	if (rc == 0) {
+		atomic_store(&nts_g.snap_gen, unloads); /* the maps read after it: unchanged */
 		return;
+	}
 	rt.mod_gen++;
-	atomic_store_explicit(&nts_g.snap, snap, memory_order_release);
+	nts_modsnap *old = atomic_exchange(&nts_g.snap, snap);
+	if (old && nretired < RETIRED_MAX)
+		retired[nretired++] = old;
+	atomic_store(&nts_g.snap_gen, unloads);
 	for (int i = 0; i < NTS_MAX_SESSIONS; i++)
 		if (rt.sess[i])
 			nts_out_modules(rt.sess[i], &rt.ml, now, rt.sampler_tid);
+}
+
+/* dlclose unmaps an object that the module snapshot may still list: a walk that read its
+ * .eh_frame or code afterwards would fault in the signal handler. This interposer (the
+ * library exports dlclose; a preloaded or linked copy comes before libc) marks every
+ * snapshot untrusted first, waits (at most UNLOAD_WAIT_NS) for the walks that use one to
+ * finish, then unloads; walks use frame pointers only until the sampler thread (or, in
+ * samplepoint mode, the next check) has rebuilt the snapshot from the new maps. */
+#define UNLOAD_WAIT_NS 100000000u
+/* Programs call dlclose by version (glibc 2.34+: dlclose@GLIBC_2.34; older ones bind
+ * dlclose@GLIBC_2.2.5 of libdl), and the loader binds a versioned call only to a
+ * definition of that version: the interposer is exported under both (sampler.map). */
+int dl_interpose(void *handle);
+__asm__(".symver dl_interpose, dlclose@@GLIBC_2.34");
+__asm__(".symver dl_interpose_old, dlclose@GLIBC_2.2.5");
+NTS_API int dl_interpose(void *handle)
+{
+	static int (*real)(void *);
+	if (!real) {
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	atomic_fetch_add(&nts_g.unload_begin, 1);
+	uint64_t t0 = 0;
+	while (atomic_load(&nts_g.snap_users) > 0) {
+		uint64_t now = nts_now();
+		if (!t0)
+			t0 = now;
+		else if (now - t0 > UNLOAD_WAIT_NS)
+			break; /* a walker stopped for good (a debugger): unload anyway */
+		sched_yield();
+	}
+	int rc = real(handle);
+	atomic_fetch_add(&nts_g.unload_end, 1);
+	return rc;
+}
+
+NTS_API int dl_interpose_old(void *handle);
+NTS_API int dl_interpose_old(void *handle)
+{
+	return dl_interpose(handle);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1387,22 +1460,27 @@ void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t id
 }
 
 /* Samplepoint mode has no sampler thread: the threads' checks (samplepoint.c) do its
- * environment duties. A "stop" from nettrace-record finalizes the file; a SIGINT or
+ * duties: the module snapshot (every MODULE_CHECK_NS, and after a dlclose), and for the
+ * environment session the stop requests. A "stop" from nettrace-record finalizes the file; a SIGINT or
  * SIGTERM caught by env_sp_signal_handler finalizes it and re-raises the signal. */
 void nts_rt_sp_poll(uint64_t now)
 {
-	if (!atomic_load_explicit(&rt.env_signal, memory_order_relaxed)) {
+	int unload = atomic_load(&nts_g.unload_end) != atomic_load(&nts_g.snap_gen);
+	if (!unload && !atomic_load_explicit(&rt.env_signal, memory_order_relaxed)) {
 		uint64_t next = atomic_load_explicit(&rt.sp_poll_ns, memory_order_relaxed);
-		if (now < next || rt.env_control_fd < 0)
+		if (now < next)
 			return;
 		if (!atomic_compare_exchange_strong(&rt.sp_poll_ns, &next, now + SP_POLL_NS))
 			return; /* another thread polls */
 	}
 	pthread_mutex_lock(&rt.mu);
-	if (rt.env_control_fd >= 0 && rt.mode == NTS_MODE_SAMPLEPOINT)
-		handle_env_control();
-	if (atomic_load(&rt.env_signal) && rt.mode == NTS_MODE_SAMPLEPOINT)
-		handle_env_signal(); /* finalizes, then the re-raised signal ends the process */
+	if (rt.started && rt.mode == NTS_MODE_SAMPLEPOINT) {
+		modules_check(now, 0); /* objects loaded since, and after a dlclose */
+		if (rt.env_control_fd >= 0)
+			handle_env_control();
+		if (atomic_load(&rt.env_signal))
+			handle_env_signal(); /* finalizes, then the re-raised signal ends the process */
+	}
 	pthread_mutex_unlock(&rt.mu);
 }
 
@@ -1444,9 +1522,10 @@ static void env_report_close(int rc, const nts_stats *st, const nt_error *err)
 	else
 		env_status("ok samples=%" PRIu64 " rounds=%" PRIu64 " dropped=%" PRIu64
 			   " late=%" PRIu64 " missed=%" PRIu64 " hz=%.3f handler_ns=%" PRIu64
-			   " sampler_ns=%" PRIu64 "\n",
+			   " sampler_ns=%" PRIu64 " unloads=%" PRIu64 "\n",
 			   st->samples, st->rounds, st->dropped, st->late, st->missed,
-			   st->realized_hz, st->handler_cpu_ns, st->sampler_cpu_ns);
+			   st->realized_hz, st->handler_cpu_ns, st->sampler_cpu_ns,
+			   (uint64_t)atomic_load(&nts_g.unload_end));
 }
 
 /* SIGINT/SIGTERM while the environment session records: the handler only wakes the

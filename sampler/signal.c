@@ -122,7 +122,7 @@ void nts_signal_handler(int sig, siginfo_t *si, void *ucv)
 	nts_regs regs = {(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
 			 (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
 			 (uint64_t)uc->uc_mcontext.gregs[REG_RBP]};
-	nts_modsnap *snap = atomic_load_explicit(&nts_g.snap, memory_order_acquire);
+	const nts_modsnap *snap = nts_snap_get();
 	r->state = blocked_in_syscall(snap, regs.pc, (int64_t)uc->uc_mcontext.gregs[REG_RAX])
 			   ? NTS_ST_BLOCKED
 			   : NTS_ST_RUNNING;
@@ -133,6 +133,7 @@ void nts_signal_handler(int sig, siginfo_t *si, void *ucv)
 		hi = t->stack_hi;
 	r->sp = regs.sp;
 	r->depth = nts_unwind(snap, &regs, hi, r->ips, nts_g.max_depth, t->cache);
+	nts_snap_put(snap);
 	r->mask = mask;
 	r->tid = (uint32_t)tid;
 	int cpu = sched_getcpu();

@@ -16,7 +16,8 @@
  * Safety: only pure computation and loads. Stack loads are checked against
  * [sp, stack_hi) (or, when the top is unknown, each new page is probed with one syscall);
  * .eh_frame and code are read only inside objects of the snapshot, which stay mapped while
- * loaded (an object unloaded by dlclose during a walk is the documented residual risk).
+ * loaded: dlclose waits for the walks that use a snapshot, and later walks get none until
+ * it is rebuilt (the dlclose interposer in sampler.c, nts_snap_get in internal.h).
  * Every loop is bounded. Nothing here allocates, locks or touches errno-visible state.
  * Not here: the signal handler (signal.c), building the snapshot (modules.c). */
 #include "internal.h"

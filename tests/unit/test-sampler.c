@@ -301,6 +301,38 @@ static void test_sampler_unwind_own_stack(void)
 
 /* ---------------------------------------------------------------- output format */
 
+/* A walk trusts the module snapshot only while no dlclose began after it was built: in
+ * between, nts_snap_get() gives NULL (frame pointers only), and every walker holding it is
+ * counted so the unload can wait. */
+static void test_sampler_snapshot_unload(void)
+{
+	nts_modsnap *saved = atomic_load(&nts_g.snap);
+	atomic_store(&nts_g.snap, snapshot());
+	uint64_t b = atomic_load(&nts_g.unload_begin);
+	atomic_store(&nts_g.unload_end, b);
+	atomic_store(&nts_g.snap_gen, b);
+	const nts_modsnap *s1 = nts_snap_get();
+	ok(s1 == snapshot() && atomic_load(&nts_g.snap_users) == 1,
+	   "test_sampler_snapshot_unload: trusted, and the walker is counted");
+	nts_snap_put(s1);
+	is_int(atomic_load(&nts_g.snap_users), 0, "test_sampler_snapshot_unload: put uncounts");
+	atomic_fetch_add(&nts_g.unload_begin, 1); /* a dlclose begins */
+	const nts_modsnap *s2 = nts_snap_get();
+	ok(s2 == NULL && atomic_load(&nts_g.snap_users) == 0,
+	   "test_sampler_snapshot_unload: untrusted once an unload began");
+	atomic_fetch_add(&nts_g.unload_end, 1); /* it ended, the snapshot is not rebuilt yet */
+	ok(nts_snap_get() == NULL, "test_sampler_snapshot_unload: untrusted until rebuilt");
+	/* a walk without the snapshot still gives the frame-pointer chain */
+	chain_a(NULL);
+	ok(chain_n >= 2, "test_sampler_snapshot_unload: the walk without it uses frame pointers "
+			 "(%u frames)", chain_n);
+	atomic_store(&nts_g.snap_gen, b + 1); /* rebuilt from the maps read after the unload */
+	const nts_modsnap *s3 = nts_snap_get();
+	ok(s3 == snapshot(), "test_sampler_snapshot_unload: trusted again once rebuilt");
+	nts_snap_put(s3);
+	atomic_store(&nts_g.snap, saved);
+}
+
 static void test_sampler_output_format(void)
 {
 	char path[] = "/tmp/nts-test-XXXXXX";
@@ -438,6 +470,7 @@ static void test_sampler_output_format(void)
 int main(void)
 {
 	test_sampler_rng_is_seeded();
+	test_sampler_snapshot_unload();
 	test_sampler_exponential_gaps();
 	test_sampler_fixed_schedule();
 	test_sampler_poisson_schedule();
