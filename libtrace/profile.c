@@ -828,8 +828,11 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	s->info.name = s->name;
 	const nt_event *ev;
 	uint32_t ps = h->pointer_size;
+	uint64_t nev = 0;
 	while ((rc = nt_reader_next(r, &ev, err)) == 1) {
 		uint32_t type;
+		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
+			p->o.progress_fn(p->o.progress_ctx, ev->offset);
 		if (nt_event_is_sample(ev, &type)) {
 			rc = handle_sample(p, s, si, ev, type, err);
 			if (rc)

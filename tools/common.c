@@ -1,5 +1,7 @@
 /* common.c - shared tool plumbing: --help from the option table, error printing,
- * exit codes, and the final stdout check (as perf's run_builtin does). */
+ * exit codes, the progress line of long reads, and the final stdout check (as perf's
+ * run_builtin does). */
+#include "config.h" /* _GNU_SOURCE: clock_gettime */
 #include "common.h"
 
 #include <errno.h>
@@ -7,6 +9,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopts)
 {
@@ -309,6 +314,75 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	}
 }
 
+/* ------------------------------------------------------------------ progress */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void tool_progress_begin(tool_progress *pg, const tool *t, const char *path)
+{
+	memset(pg, 0, sizeof *pg);
+	pg->prog = t->prog;
+	pg->file = path;
+	const char *env = getenv("NETTRACE_PROGRESS");
+	pg->mode = env && strcmp(env, "0") == 0 ? 0 : env && strcmp(env, "1") == 0 ? 1
+										: isatty(2) ? 2 : 0;
+	struct stat st;
+	size_t n = strlen(path);
+	/* the offsets of compressed input count decompressed bytes: no percentage */
+	int compressed = (n > 3 && strcmp(path + n - 3, ".gz") == 0) ||
+			 (n > 4 && strcmp(path + n - 4, ".zip") == 0);
+	if (strcmp(path, "-") != 0 && !compressed && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		pg->total = (uint64_t)st.st_size;
+	pg->start = pg->last = mono_s();
+}
+
+static void human_bytes(char *buf, size_t len, double b)
+{
+	if (b >= 1e9)
+		snprintf(buf, len, "%.1f GB", b / 1e9);
+	else if (b >= 1e6)
+		snprintf(buf, len, "%.0f MB", b / 1e6);
+	else
+		snprintf(buf, len, "%.0f kB", b / 1e3);
+}
+
+void tool_progress_update(void *ctx, uint64_t offset)
+{
+	tool_progress *pg = ctx;
+	if (!pg || pg->mode == 0)
+		return;
+	double now = mono_s();
+	if (pg->mode == 2 && (now - pg->start < 1.0 || now - pg->last < 0.25))
+		return;
+	pg->last = now;
+	char done[32], total[32], rate[32];
+	human_bytes(done, sizeof done, (double)offset);
+	human_bytes(rate, sizeof rate, now > pg->start ? (double)offset / (now - pg->start) : 0);
+	/* a terminal gets one line rewritten in place, a log (mode 1) one line per update */
+	const char *pre = pg->mode == 1 ? "" : "\r", *post = pg->mode == 1 ? "\n" : "\033[K";
+	if (pg->total && offset <= pg->total) {
+		human_bytes(total, sizeof total, (double)pg->total);
+		fprintf(stderr, "%s%s: %s: %.0f%% of %s, %s/s%s", pre, pg->prog, pg->file,
+			100.0 * (double)offset / (double)pg->total, total, rate, post);
+	} else {
+		fprintf(stderr, "%s%s: %s: %s, %s/s%s", pre, pg->prog, pg->file, done, rate, post);
+	}
+	pg->shown = pg->mode == 2;
+	fflush(stderr);
+}
+
+void tool_progress_end(tool_progress *pg)
+{
+	if (pg->shown)
+		fprintf(stderr, "\r\033[K");
+	pg->shown = 0;
+}
+
 int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile **out)
 {
 	nt_error err;
@@ -321,7 +395,11 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 	for (int i = 0; i < nfiles; i++)
 		if (strcmp(files[i], "-") == 0 && stdin_used++)
 			return tool_usage_error(t, "standard input ('-') given more than once");
-	if (nt_profile_new(&p, &a->popts, &err))
+	tool_progress pg;
+	nt_profile_opts po = a->popts;
+	po.progress_fn = tool_progress_update;
+	po.progress_ctx = &pg;
+	if (nt_profile_new(&p, &po, &err))
 		return tool_error(t, NULL, &err);
 	for (int i = 0; i < nfiles; i++) {
 		nt_reader *r = NULL;
@@ -332,7 +410,10 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 			nt_profile_free(p);
 			return ec;
 		}
-		if (nt_profile_add_trace(p, r, files[i], &err)) {
+		tool_progress_begin(&pg, t, files[i]);
+		int rc = nt_profile_add_trace(p, r, files[i], &err);
+		tool_progress_end(&pg);
+		if (rc) {
 			int ec = tool_error(t, files[i], &err);
 			nt_reader_free(r);
 			nt_profile_free(p);

@@ -44,6 +44,27 @@ int tool_exit_code(int code);
 /* Flushes and checks stdout; returns the final exit code. */
 int tool_finish(tool *t);
 
+/* ---- progress of long reads ---- */
+
+/* A line on stderr, rewritten in place, while a file is read: "prog: FILE: 45% of 1.2 GB,
+ * 80 MB/s" (bytes only when the size is unknown: a pipe, compressed input). Shown when
+ * stderr is a terminal and the file takes more than a second; NETTRACE_PROGRESS=1 shows
+ * it always (from the first update, e.g. in a CI log), =0 never. Erased when done. */
+typedef struct tool_progress {
+	const char *prog, *file;
+	uint64_t total;     /* file size, 0 = unknown */
+	double start, last; /* seconds (monotonic) */
+	int mode;           /* 0 never, 1 always, 2 terminal after a second */
+	int shown;
+} tool_progress;
+
+/* Starts the progress of one file (path "-": standard input). */
+void tool_progress_begin(tool_progress *pg, const tool *t, const char *path);
+/* An nt_progress_fn: ctx is the tool_progress. */
+void tool_progress_update(void *ctx, uint64_t offset);
+/* Erases the line if one is shown. */
+void tool_progress_end(tool_progress *pg);
+
 /* ---- options shared by the profile tools (fold, tree, flame, sql) ---- */
 
 /* Option codes >= 256 for long-only profile options. */

@@ -104,8 +104,14 @@ static int read_all(int fd, char **out, size_t *len)
 
 /* A nettrace file starts with the magic "Nettrace" (a file cut inside it still goes to
  * the reader, which reports the truncation). */
+/* A nettrace stream, plain or compressed (gzip, zip: the reader unpacks them while it
+ * reads); anything else is folded text. */
 static int is_nettrace(const char *p, size_t n)
 {
+	if (n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b)
+		return 1;
+	if (n >= 4 && memcmp(p, "PK\3\4", 4) == 0)
+		return 1;
 	return n > 0 && memcmp(p, "Nettrace", n < 8 ? n : 8) == 0;
 }
 
@@ -166,7 +172,11 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 {
 	nt_error err;
 	nt_error_clear(&err);
-	if (nt_profile_new(&sd->p, &a->popts, &err))
+	tool_progress pg;
+	nt_profile_opts po = a->popts;
+	po.progress_fn = tool_progress_update;
+	po.progress_ctx = &pg;
+	if (nt_profile_new(&sd->p, &po, &err))
 		return tool_error(t, NULL, &err);
 	for (size_t i = 0; i < sd->n; i++) {
 		input *in = &sd->in[i];
@@ -175,8 +185,11 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 		nt_error_clear(&err);
 		int rc = in->data ? nt_reader_open_mem(&r, in->data, in->len, &ro, &err)
 				  : nt_reader_open_file(&r, in->path, &ro, &err);
-		if (rc == 0)
+		if (rc == 0) {
+			tool_progress_begin(&pg, t, in->path);
 			rc = nt_profile_add_trace(sd->p, r, in->path, &err);
+			tool_progress_end(&pg);
+		}
 		if (rc) {
 			nt_reader_free(r);
 			return tool_error(t, in->path, &err);

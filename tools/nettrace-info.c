@@ -635,12 +635,19 @@ static int collect(tool *t, const char *file, summary *s)
 	if (nt_rate_new(&s->rate, s->hdr.expected_sampling_ns, s->hdr.qpc_frequency,
 			s->hdr.sync_qpc, &err))
 		return tool_error(t, file, &err);
+	tool_progress pg;
+	tool_progress_begin(&pg, t, file);
+	uint64_t nev = 0;
 	while ((rc = nt_reader_next(s->r, &ev, &err)) == 1) {
+		if (++nev % NT_PROGRESS_EVENTS == 0)
+			tool_progress_update(&pg, ev->offset);
 		if (summary_add(s, ev)) {
+			tool_progress_end(&pg);
 			oom(t, file);
 			return EXIT_SYSTEM;
 		}
 	}
+	tool_progress_end(&pg);
 	if (rc < 0)
 		return tool_error(t, file, &err);
 	s->st = *nt_reader_stats_get(s->r);

@@ -541,6 +541,10 @@ typedef struct nt_profile_sample {
 /* Hooks (nt_profile_opts): called while nt_profile_add_trace() reads. A non-zero return
  * (a negative NT_E* code, with err filled) stops the read and is returned by it. */
 typedef int (*nt_profile_sample_fn)(void *ctx, const nt_profile_sample *s, nt_error *err);
+/* Progress of a long read: called every NT_PROGRESS_EVENTS events with the input offset
+ * reached (bytes of the decompressed stream for .gz/.zip input). */
+#define NT_PROGRESS_EVENTS 16384
+typedef void (*nt_progress_fn)(void *ctx, uint64_t offset);
 /* Called for every event that is not a SampleProfiler ThreadSample, in reading order;
  * h is the session's header. ev is borrowed for the call. */
 typedef int (*nt_profile_event_fn)(void *ctx, uint32_t session, const nt_trace_header *h,
@@ -569,6 +573,8 @@ typedef struct nt_profile_opts {
 				     (nt_sample_group.subsystem, nt_profile_subsystems()) */
 	const struct nt_subsystems *subsystem_rules; /* with subsystems: the rules; NULL =
 						       built-in defaults */
+	nt_progress_fn progress_fn; /* optional: progress of nt_profile_add_trace */
+	void *progress_ctx;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);

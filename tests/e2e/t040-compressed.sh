@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # t040-compressed.sh - gzip and .zip input is detected by content and read while streaming:
 # for every real trace, the gzip'd file (by path and through a pipe) gives the same
-# nettrace-info --json, nettrace-fold and nettrace-tree output as the plain file; a .zip
+# nettrace-info --json, nettrace-fold, nettrace-tree and nettrace-flame output as the plain
+# file; a .zip
 # archive (deflated and stored) reads too; a corrupt gzip stream is an error with its offset.
 . "$top_srcdir/tests/e2e/lib.sh"
 FOLD=$top_builddir/tools/nettrace-fold
 TREE=$top_builddir/tools/nettrace-tree
+FLAME=$top_builddir/tools/nettrace-flame
 need_tool "$INFO"
 need_tool "$FOLD"
 need_tool "$TREE"
@@ -29,6 +31,12 @@ for f in $TRACE_FILES; do
 	"$TREE" --unit samples "$f" 2>/dev/null | grep -v '^  \[1\]' >"$T/plain.tree"
 	"$TREE" --unit samples "$T/t.gz" 2>/dev/null | grep -v '^  \[1\]' >"$T/gz.tree"
 	same "$T/gz.tree" "$T/plain.tree" "$f.gz: same tree"
+	"$FLAME" --format speedscope "$f" 2>/dev/null | sed "s|$f|FILE|g" >"$T/plain.ss"
+	"$FLAME" --format speedscope "$T/t.gz" 2>/dev/null | sed "s|$T/t.gz|FILE|g" >"$T/gz.ss"
+	same "$T/gz.ss" "$T/plain.ss" "$f.gz: nettrace-flame reads it (same speedscope)"
+	"$FLAME" --format speedscope - <"$T/t.gz" 2>/dev/null |
+		sed 's|^"exporter":\(.*\)"name":"-"|"exporter":\1"name":"FILE"|' >"$T/gzp.ss"
+	same "$T/gzp.ss" "$T/plain.ss" "$f.gz through a pipe: nettrace-flame reads it (same speedscope)"
 done
 
 # Two gzip members concatenated (what `cat a.gz b.gz` makes) are one stream.
