@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* export-flame.c - the flame tree the SVG is drawn from: the stacks of one or two sources
  * (side 0 drawn, side 1 the base of a differential graph) merged by call path, with self
- * and total weight per side, children in name order and a dominant category per node.
+ * and total weight per side, children in name (or weight) order and a dominant category
+ * per node.
  *
  * Built for speed on large folded inputs (the benchmark's goal is 200 MB/s): each stack is
  * first compared with the previous one of the same side, frame by frame, and the common
@@ -201,6 +202,7 @@ int nt_ftree_add(nt_ftree *t, int side, nt_stacks *s, nt_error *err)
 typedef struct kid_item {
 	const char *s;
 	size_t n;
+	double w; /* total weight (sort by weight) */
 	uint32_t node;
 } kid_item;
 
@@ -214,7 +216,16 @@ static int cmp_kid(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
-int nt_ftree_seal(nt_ftree *t, nt_error *err)
+/* heaviest first; equal weights by name, so the order stays deterministic */
+static int cmp_kid_weight(const void *a, const void *b)
+{
+	const kid_item *x = a, *y = b;
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return cmp_kid(a, b);
+}
+
+int nt_ftree_seal(nt_ftree *t, int by_weight, nt_error *err)
 {
 	NT_ASSERT(!t->sealed);
 	kid_item *ki = NULL;
@@ -249,7 +260,8 @@ int nt_ftree_seal(nt_ftree *t, nt_error *err)
 			t->dom[i] = (int8_t)best;
 		}
 	}
-	/* each node's children, in a slice of one table, sorted by name (bytewise) */
+	/* each node's children, in a slice of one table, sorted by name (bytewise) or, with
+	 * by_weight, heaviest first (of the drawn side) */
 	t->kids = malloc((n ? n : 1) * sizeof(uint32_t));
 	fill = calloc(n ? n : 1, sizeof(uint32_t));
 	if (!t->kids || !fill)
@@ -275,8 +287,9 @@ int nt_ftree_seal(nt_ftree *t, nt_error *err)
 			continue;
 		uint32_t *kv = t->kids + t->nodes[i].kids;
 		for (uint32_t j = 0; j < k; j++)
-			ki[j] = (kid_item){t->names[kv[j]].s, t->names[kv[j]].n, kv[j]};
-		qsort(ki, k, sizeof *ki, cmp_kid);
+			ki[j] = (kid_item){t->names[kv[j]].s, t->names[kv[j]].n,
+					   t->nodes[kv[j]].total[0], kv[j]};
+		qsort(ki, k, sizeof *ki, by_weight ? cmp_kid_weight : cmp_kid);
 		for (uint32_t j = 0; j < k; j++)
 			kv[j] = ki[j].node;
 	}

@@ -437,7 +437,7 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 		goto done;
 	if (base && (rc = nt_ftree_add(c.t, 1, base, err)) != 0)
 		goto done;
-	if ((rc = nt_ftree_seal(c.t, err)) != 0)
+	if ((rc = nt_ftree_seal(c.t, c.o.sort_weight, err)) != 0)
 		goto done;
 	c.total = nt_ftree_node(c.t, 0)->total[0];
 	c.btotal = nt_ftree_node(c.t, 0)->total[1];

@@ -123,7 +123,7 @@ void nt_ftree_free(nt_ftree *t);
 int nt_ftree_add(nt_ftree *t, int side, nt_stacks *s, nt_error *err);
 /* Computes totals, sorts children by name (bytewise, as flamegraph.pl does), and the
  * dominant category of each node. Call once, after every nt_ftree_add. */
-int nt_ftree_seal(nt_ftree *t, nt_error *err);
+int nt_ftree_seal(nt_ftree *t, int by_weight, nt_error *err);
 size_t nt_ftree_count(const nt_ftree *t);
 const nt_fnode *nt_ftree_node(const nt_ftree *t, size_t i);
 /* Children of node i, sorted by name: indexes into the node table. */

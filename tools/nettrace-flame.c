@@ -15,7 +15,7 @@
 
 enum {
 	OPT_FORMAT = OPT_PROFILE_LAST + 1, OPT_FOLDED, OPT_DIFF, OPT_TITLE, OPT_SUBTITLE,
-	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE, OPT_TIMELINE,
+	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE, OPT_TIMELINE, OPT_SORT,
 };
 
 /* Buckets of the --timeline strip (the tree's display buckets, at most NT_WHEN_MAX_BUCKETS) */
@@ -26,7 +26,7 @@ static const tool_opt OPTS[] = {
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT", "svg (default), speedscope or pprof"},
 	{"folded", no_argument, OPT_FOLDED, NULL,
-	 "inputs are folded stacks (default: detected, nettrace files start with 'Nettrace')"},
+	 "inputs are folded stacks (default: detected; nettrace files, also gzip'd or zipped, are read as traces)"},
 	{"diff", required_argument, OPT_DIFF, "BASE",
 	 "differential flame graph against BASE (nettrace or folded)"},
 	{"title", required_argument, OPT_TITLE, "TEXT", "title of the SVG"},
@@ -36,6 +36,8 @@ static const tool_opt OPTS[] = {
 	{"minwidth", required_argument, OPT_MINWIDTH, "PX|N%",
 	 "leave out frames narrower than PX pixels or N% of the total (default 0.1)"},
 	{"icicle", no_argument, OPT_ICICLE, NULL, "draw the root at the top (icicle graph)"},
+	{"sort", required_argument, OPT_SORT, "ORDER",
+	 "siblings by name (default: stable across graphs) or by weight (heaviest first)"},
 	{"timeline", no_argument, OPT_TIMELINE, NULL,
 	 "draw the sample density over time above the graph; selecting a span of it shows "
 	 "its --range (nettrace input)"},
@@ -309,7 +311,7 @@ int main(int argc, char **argv)
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
 	int format = FMT_SVG, folded = 0, timeline = 0;
 	nt_tree *tl_tree = NULL;
-	nt_flame_opts fo = {sizeof fo, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0};
+	nt_flame_opts fo = {sizeof fo, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0, 0};
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
 	profile_args a;
 	profile_args_init(&a);
@@ -372,6 +374,17 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_ICICLE: fo.icicle = 1; break;
+		case OPT_SORT:
+			if (strcmp(optarg, "name") == 0) {
+				fo.sort_weight = 0;
+			} else if (strcmp(optarg, "weight") == 0) {
+				fo.sort_weight = 1;
+			} else {
+				ec = tool_usage_error(&t, "bad --sort '%s': expected name or weight",
+						      optarg);
+				goto out;
+			}
+			break;
 		case OPT_TIMELINE: timeline = 1; break;
 		case 'h': tool_help(&t); goto out;
 		case 'V': tool_version(&t); goto out;

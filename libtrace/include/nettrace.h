@@ -833,10 +833,12 @@ typedef struct nt_flame_opts {
 	const uint64_t *timeline;    /* samples per bucket, timeline_n entries */
 	int64_t timeline_start_ns;   /* [start, end) of the buckets, ns since the session */
 	int64_t timeline_end_ns;     /*   start (as --range takes them) */
+	int sort_weight;       /* children heaviest first (ties by name); 0 = by name, as
+				  flamegraph.pl (stable across differential graphs) */
 } nt_flame_opts;
 
 /* Writes a self-contained SVG flame graph of s: frames merged by call path, children in
- * name order, width proportional to weight, coloured by category (by name when the input
+ * name order (or by weight: sort_weight), width proportional to weight, coloured by category (by name when the input
  * has no categories). Its script shows total/self/% on hover, zooms on click, searches
  * (regex, highlights matches and shows the matched %) and resets. Frame names are
  * escaped: a name is only ever text. With base != NULL the graph is differential: widths

@@ -87,6 +87,20 @@ is "$(frames "$T/c.svg" | awk -F'\t' '$1 ~ /^\[/ { print $1 "=" $2 }' | sort | t
 	"[cpu]=3904 [external]=2427 " "--category-frame root: category frames with their samples"
 is "$(frames "$T/c.svg" | grep -c '^[^(!]*!')" 0 "--no-module: no 'Module!' in frame names"
 
+# ---- --sort: siblings by name (default) or heaviest first
+printf 'main;alpha 1\nmain;beta 5\nmain;gamma 3\n' >"$T/sort.folded"
+"$FLAME" --sort weight -o "$T/sw.svg" "$T/sort.folded"
+"$FLAME" --sort name -o "$T/sn.svg" "$T/sort.folded"
+"$FLAME" -o "$T/sd.svg" "$T/sort.folded"
+# the children of main in left-to-right order (by their x offset)
+order() { frames "$1" | awk -F'\t' '$1 ~ /^(alpha|beta|gamma)$/ { print $4, $1 }' | sort -g |
+	awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }'; }
+is "$(order "$T/sw.svg")" "beta gamma alpha" "--sort weight: heaviest first"
+is "$(order "$T/sn.svg")" "alpha beta gamma" "--sort name: by name"
+same "$T/sd.svg" "$T/sn.svg" "the default is --sort name"
+run "$FLAME" --sort size "$T/sort.folded"
+is_rc 1 "--sort size: usage error"
+
 # ---- layout options
 "$FLAME" --title 'My <Title> & more' --subtitle 'sub "x"' --width 600 --height 20 --icicle \
 	-o "$T/l.svg" "$PYRO"

@@ -164,7 +164,7 @@ static void test_export_ftree_totals_and_order(void)
 	nt_error_clear(&err);
 	is_int(nt_ftree_add(t, 0, s, &err), 0, "ftree: add side 0");
 	is_int(nt_ftree_add(t, 1, b, &err), 0, "ftree: add side 1");
-	is_int(nt_ftree_seal(t, &err), 0, "ftree: seal");
+	is_int(nt_ftree_seal(t, 0, &err), 0, "ftree: seal");
 	const nt_fnode *root = nt_ftree_node(t, 0);
 	ok(root->total[0] == 10.5 && root->total[1] == 8, "ftree: root totals 10.5 and 8");
 	long m = nt_ftree_child(t, 0, "main");
@@ -181,6 +181,24 @@ static void test_export_ftree_totals_and_order(void)
 	is_int(nt_ftree_category(t, 0), -1, "ftree: folded input has no categories");
 	is_int(nt_ftree_count(t), 6, "ftree: 6 nodes (root, main, a, b, x, other)");
 	nt_ftree_free(t);
+	/* by weight: heaviest first (a 3 before b 2.5 under main; at the root main 6.5, then
+	 * other and z, 4 each, by name) */
+	t = nt_ftree_new();
+	nt_stacks *w = folded("main;b 2\nmain;a 3\nmain 1\nother 4\nmain;b;x 0.5\nz 4\n",
+			      NT_UNIT_SAMPLES);
+	nt_ftree_add(t, 0, w, &err);
+	is_int(nt_ftree_seal(t, 1, &err), 0, "ftree: seal by weight");
+	m = nt_ftree_child(t, 0, "main");
+	const uint32_t *rk = nt_ftree_kids(t, 0);
+	nt_xframe w0 = nt_ftree_name(t, rk[0]), w1 = nt_ftree_name(t, rk[1]),
+		  w2 = nt_ftree_name(t, rk[2]);
+	ok(w0.n == 4 && memcmp(w0.s, "main", 4) == 0 && w1.n == 5 && memcmp(w1.s, "other", 5) == 0 &&
+	   w2.n == 1 && w2.s[0] == 'z',
+	   "ftree by weight: main (6.5), then the tie other/z (4) by name");
+	nt_xframe m0 = nt_ftree_name(t, nt_ftree_kids(t, (size_t)m)[0]);
+	ok(m0.n == 1 && m0.s[0] == 'a', "ftree by weight: a (3) before b (2.5)");
+	nt_ftree_free(t);
+	nt_stacks_free(w);
 	nt_stacks_free(s);
 	nt_stacks_free(b);
 }
@@ -250,7 +268,7 @@ static void test_export_svg_minwidth_and_layout(void)
 	svg_of(s, NULL, NULL, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: default minwidth drops a 0.01 px frame");
 	nt_membuf_free(&mb);
-	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, 0, 0, 1, 0, NULL, 0, 0};
+	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, 0, 0, 1, 0, NULL, 0, 0, 0};
 	svg_of(s, NULL, &o, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 4, "svg: --minwidth 0 keeps every frame");
 	ok(contains(&mb, ">My &lt;title&gt;</text>"), "svg: escaped title");
@@ -258,11 +276,11 @@ static void test_export_svg_minwidth_and_layout(void)
 	/* icicle: the root row is the top one */
 	ok(contains(&mb, "<title>all</title><rect x=\"10.00\" y=\"48.0\""), "svg: icicle root at the top");
 	nt_membuf_free(&mb);
-	nt_flame_opts pct = {sizeof pct, NULL, NULL, 0, 0, 60, 1, 0, 0, NULL, 0, 0};
+	nt_flame_opts pct = {sizeof pct, NULL, NULL, 0, 0, 60, 1, 0, 0, NULL, 0, 0, 0};
 	svg_of(s, NULL, &pct, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: --minwidth 60%% keeps 3 frames");
 	nt_membuf_free(&mb);
-	nt_flame_opts bad = {sizeof bad, NULL, NULL, 50, 0, -1, 0, 0, 0, NULL, 0, 0};
+	nt_flame_opts bad = {sizeof bad, NULL, NULL, 50, 0, -1, 0, 0, 0, NULL, 0, 0, 0};
 	nt_sink sink = nt_sink_membuf(&mb);
 	nt_error err;
 	nt_error_clear(&err);
@@ -276,7 +294,7 @@ static void test_export_svg_timeline(void)
 	nt_stacks *s = folded("a;b 6\na;c 4\n", NT_UNIT_SAMPLES);
 	nt_membuf mb = {0};
 	uint64_t bins[4] = {2, 0, 4, 4};
-	nt_flame_opts o = {sizeof o, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0};
+	nt_flame_opts o = {sizeof o, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0, 0};
 	o.timeline_n = 4;
 	o.timeline = bins;
 	o.timeline_start_ns = 1000000000;
