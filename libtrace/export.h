@@ -121,12 +121,13 @@ void nt_ftree_free(nt_ftree *t);
 /* Adds every stack of s to side (0 or 1). Names are borrowed from s: keep s alive while
  * the tree is used. Fails with NT_ENOMEM, NT_ELIMIT (2^32-2 nodes) or the source's error. */
 int nt_ftree_add(nt_ftree *t, int side, nt_stacks *s, nt_error *err);
-/* Computes totals, sorts children by name (bytewise, as flamegraph.pl does), and the
- * dominant category of each node. Call once, after every nt_ftree_add. */
+/* Computes totals, sorts children by name (bytewise, as flamegraph.pl does) or, with
+ * by_weight, heaviest first (side 0; ties by name), and the dominant category of each
+ * node. Call once, after every nt_ftree_add. */
 int nt_ftree_seal(nt_ftree *t, int by_weight, nt_error *err);
 size_t nt_ftree_count(const nt_ftree *t);
 const nt_fnode *nt_ftree_node(const nt_ftree *t, size_t i);
-/* Children of node i, sorted by name: indexes into the node table. */
+/* Children of node i, in the order of nt_ftree_seal: indexes into the node table. */
 const uint32_t *nt_ftree_kids(const nt_ftree *t, size_t i);
 /* Name of node i ("all" for the root). */
 nt_xframe nt_ftree_name(const nt_ftree *t, size_t i);

@@ -1,5 +1,5 @@
 /* nettrace-flame.c - flame graphs and profile exports: an interactive SVG flame graph (plain,
- * icicle or differential), speedscope JSON or gzip'd pprof, from nettrace files or from
+ * icicle or differential), speedscope JSON, gzip'd pprof or callgrind, from nettrace files or
  * folded stacks (detected by content, or --folded). A thin command over nt_profile,
  * nt_stacks and the nt_*_write exporters; the sample selection is nettrace-fold's. */
 #include "common.h"
@@ -24,7 +24,8 @@ enum {
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
-	{"format", required_argument, OPT_FORMAT, "FMT", "svg (default), speedscope or pprof"},
+	{"format", required_argument, OPT_FORMAT, "FMT",
+	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
 	{"folded", no_argument, OPT_FOLDED, NULL,
 	 "inputs are folded stacks (default: detected; nettrace files, also gzip'd or zipped, are read as traces)"},
 	{"diff", required_argument, OPT_DIFF, "BASE",
@@ -46,7 +47,8 @@ static const tool_opt OPTS[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-enum { FMT_SVG, FMT_SPEEDSCOPE, FMT_PPROF };
+enum { FMT_SVG, FMT_SPEEDSCOPE, FMT_PPROF, FMT_CALLGRIND };
+static const char *const fmt_names[] = {"svg", "speedscope", "pprof", "callgrind"};
 
 /* An input file read into memory (folded text, or a nettrace file from standard input). */
 typedef struct input {
@@ -303,8 +305,8 @@ int main(int argc, char **argv)
 {
 	tool t = {"nettrace-flame", "[OPTIONS] FILE... [-o OUT]",
 		  "Draw the stacks of nettrace files (or folded stacks) as an interactive SVG\n"
-		  "flame graph, or export them as speedscope JSON or gzip'd pprof. The samples\n"
-		  "are selected and weighted as by nettrace-fold.",
+		  "flame graph, or export them as speedscope JSON, gzip'd pprof or a callgrind\n"
+		  "profile. The samples are selected and weighted as by nettrace-fold.",
 		  OPTS, 0, 0};
 	struct option *lo;
 	char *so;
@@ -340,8 +342,10 @@ int main(int argc, char **argv)
 				format = FMT_SPEEDSCOPE;
 			else if (strcmp(optarg, "pprof") == 0)
 				format = FMT_PPROF;
+			else if (strcmp(optarg, "callgrind") == 0)
+				format = FMT_CALLGRIND;
 			else {
-				ec = tool_usage_error(&t, "unknown format '%s' (use svg, speedscope or pprof)",
+				ec = tool_usage_error(&t, "unknown format '%s' (use svg, speedscope, pprof or callgrind)",
 						      optarg);
 				goto out;
 			}
@@ -403,12 +407,12 @@ int main(int argc, char **argv)
 	}
 	if (diff_path && format != FMT_SVG) {
 		ec = tool_usage_error(&t, "--diff draws an SVG; it cannot be used with --format %s",
-				      format == FMT_PPROF ? "pprof" : "speedscope");
+				      fmt_names[format]);
 		goto out;
 	}
 	if (timeline && format != FMT_SVG) {
 		ec = tool_usage_error(&t, "--timeline draws an SVG; it cannot be used with --format %s",
-				      format == FMT_PPROF ? "pprof" : "speedscope");
+				      fmt_names[format]);
 		goto out;
 	}
 	if (timeline && folded) {
@@ -479,6 +483,8 @@ int main(int argc, char **argv)
 		rc = nt_speedscope_write(cur.s, &sink, &err);
 	else if (format == FMT_PPROF)
 		rc = nt_pprof_write(cur.s, NULL, &sink, &err);
+	else if (format == FMT_CALLGRIND)
+		rc = nt_callgrind_write(cur.s, &sink, &err);
 	else
 		rc = nt_flame_write_svg(cur.s, base.s, &fo, &sink, &err);
 	if (rc) {

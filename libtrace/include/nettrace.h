@@ -854,6 +854,12 @@ NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts
  * gives one profile. Frames are shared; samples list frame indexes root first. */
 NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
+/* Writes a callgrind profile (KCachegrind, callgrind_annotate): per function ("Module!name"
+ * = function name of object Module) its self cost and, per caller/callee pair, the
+ * inclusive cost of the stacks through it, counted once per stack under recursion, with
+ * "calls" = those stacks. Events "Samples" for sample counts, else "Nanoseconds". */
+NT_API int nt_callgrind_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
+
 typedef struct nt_pprof_opts {
 	size_t sz;    /* sizeof(nt_pprof_opts) */
 	int level;    /* gzip level 1..9; 0 = the default, 1 (fastest, as Go's runtime/pprof);
