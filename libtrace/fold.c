@@ -59,10 +59,19 @@ static int put_frame(fold_ctx *c, const char *f)
 	/* ';' separates frames and a trailing " N" is the weight: keep both out of names
 	 * (signatures never contain ';', but native or user names might). */
 	size_t n = strlen(f);
+	/* One bput for the whole name, then the rare replacements in place: a bput per byte
+	 * was a tenth of nettrace-fold's time (every frame of every group goes through
+	 * here). */
+	size_t at = c->blen;
+	if (bput(c, f, n))
+		return -1;
+	char *dst = c->buf + at;
 	for (size_t i = 0; i < n; i++) {
-		char ch = f[i] == ';' ? ':' : (f[i] == '\n' || f[i] == '\r') ? ' ' : f[i];
-		if (bput(c, &ch, 1))
-			return -1;
+		char ch = dst[i];
+		if (ch == ';')
+			dst[i] = ':';
+		else if (ch == '\n' || ch == '\r')
+			dst[i] = ' ';
 	}
 	return 0;
 }
