@@ -84,6 +84,12 @@ const nt_metadata *nt_meta_at(const nt_meta_store *ms, size_t i);
 const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,
 				  uint32_t *nfields, const char **name);
 
+/* nt_event_is_sample() in two halves (payload.c): whether events of record m are samples
+ * (a provider name comparison, which callers can do once per record), and a sample's
+ * type. */
+int nt_meta_is_sample(const nt_metadata *m);
+uint32_t nt_event_sample_type(const nt_event *ev);
+
 /* Category rules (category.c): the built-in rules text (data/rules/default.rules as
  * compiled in), for the test that checks it against the file. Never NULL. */
 const char *nt_rules_default_text(size_t *len);

@@ -437,12 +437,21 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 	return 0;
 }
 
+int nt_meta_is_sample(const nt_metadata *m)
+{
+	return m && m->event_id == 0 && strcmp(m->provider, NT_PROVIDER_SAMPLER) == 0;
+}
+
+uint32_t nt_event_sample_type(const nt_event *ev)
+{
+	return ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
+}
+
 int nt_event_is_sample(const nt_event *ev, uint32_t *type)
 {
-	const nt_metadata *m = ev->meta;
-	if (!m || m->event_id != 0 || strcmp(m->provider, NT_PROVIDER_SAMPLER) != 0)
+	if (!nt_meta_is_sample(ev->meta))
 		return 0;
 	if (type)
-		*type = ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
+		*type = nt_event_sample_type(ev);
 	return 1;
 }

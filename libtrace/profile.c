@@ -828,13 +828,21 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	s->info.name = s->name;
 	const nt_event *ev;
 	uint32_t ps = h->pointer_size;
+	/* nt_event_is_sample() compares provider names, once per event a twentieth of
+	 * nettrace-fold; the answer depends on the metadata record only, and a reader's
+	 * records stay in place until it is freed, so it is kept for the last one seen. */
+	const nt_metadata *last_meta = NULL;
+	int last_sample = 0;
 	uint64_t nev = 0;
 	while ((rc = nt_reader_next(r, &ev, err)) == 1) {
-		uint32_t type;
 		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
-		if (nt_event_is_sample(ev, &type)) {
-			rc = handle_sample(p, s, si, ev, type, err);
+		if (!last_meta || ev->meta != last_meta) {
+			last_meta = ev->meta;
+			last_sample = nt_meta_is_sample(last_meta);
+		}
+		if (last_sample) {
+			rc = handle_sample(p, s, si, ev, nt_event_sample_type(ev), err);
 			if (rc)
 				return rc;
 			continue;
