@@ -82,6 +82,7 @@ typedef struct pthread_state {
 	int64_t te_cpu_group, te_block_group; /* -1 none */
 	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
 	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
+	int64_t last_group;  /* group of its previous counted sample, -1 none (thread_group) */
 } pthread_state;
 
 typedef struct psession {
@@ -391,7 +392,27 @@ static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 	t->tid = tid;
 	t->session = session;
 	t->te_cpu_group = t->te_block_group = -1;
+	t->last_group = -1;
 	return t;
+}
+
+/* get_group() for a sample of thread t. A thread often stays in one stack from sample to
+ * sample (a blocked or idle thread nearly always does), so its previous group is tried
+ * first: a match skips the hashing and the probes into a table too large for the cache
+ * (the lookup was the largest single cost of nettrace-fold). The group's session and
+ * thread are t's by construction. */
+static int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t session, uint32_t stack,
+			    uint8_t bcat, uint8_t stype)
+{
+	if (t->last_group >= 0) {
+		const group *g = &p->groups[t->last_group];
+		if (g->stack == stack && g->bcat == bcat && g->stype == stype)
+			return t->last_group;
+	}
+	int64_t gi = get_group(p, session, stack, t->tid, bcat, stype);
+	if (gi >= 0)
+		t->last_group = gi;
+	return gi;
 }
 
 /* ------------------------------------------------------------------ time histograms */
@@ -757,7 +778,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		if (st < 0)
 			return NOMEM(p, err);
 		uint8_t stype = (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4));
-		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t), stype);
+		gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), stype);
 		if (gi < 0)
 			return NOMEM(p, err);
 		s->info.samples_selected++;
@@ -790,8 +811,7 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 		int64_t st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
-		gi = get_group(p, si, (uint32_t)st, ev->thread_id, bracket_cat(s, t),
-			       NT_SAMPLE_MANAGED);
+		gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), NT_SAMPLE_MANAGED);
 		if (gi < 0)
 			return NOMEM(p, err);
 	}
