@@ -766,8 +766,11 @@ static int decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, 
 		uint32_t payload_len = prev->payload_len;
 		uint64_t capture_tid = prev->capture_thread_id, tid = prev->thread_id;
 		uint64_t ts = prev->timestamp;
-		*e = *prev;
-		e->offset = off;
+		/* Every other field of e is stored below or by the callers (meta, stack, order,
+		 * payload position) before it is read, except the activity ids, which a flag
+		 * may leave as they were: copy those, not the whole 144-byte entry. */
+		memcpy(e->activity_id, prev->activity_id, 16);
+		memcpy(e->related_activity_id, prev->related_activity_id, 16);
 		if (flags & 0x01) {
 			if (rd_varu32(c, &u32))
 				goto bad;
