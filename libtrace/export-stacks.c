@@ -235,6 +235,7 @@ static int on_group(void *ctx, const nt_sample_group *g)
 	}
 	if (o->category_frame == NT_CATFRAME_ROOT && push_frame(s, &n, CAT_FRAMES[cat]))
 		goto nomem;
+	size_t gfirst = n;
 	for (uint32_t i = g->depth; i-- > 0;) {
 		const char *f = g->frames[i];
 		if (o->no_module) {
@@ -272,10 +273,22 @@ static int on_group(void *ctx, const nt_sample_group *g)
 	st.offset = NT_NO_OFFSET;
 	st.text = NULL;
 	st.text_n = 0;
+	st.group = g;
+	st.profile = s->p;
+	st.gfirst = gfirst;
 	return w->fn(w->ctx, &st);
 nomem:
 	w->rc = nt_fail(w->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory exporting stacks");
 	return w->rc;
+}
+
+const nt_native_frame *nt_xstack_native(const nt_xstack *st, size_t i)
+{
+	if (!st->group || !st->profile || i < st->gfirst || i - st->gfirst >= st->group->depth)
+		return NULL;
+	/* frames[gfirst] is the group's root, its frames[depth - 1] */
+	return nt_profile_frame_native(st->profile, st->group,
+				       (uint32_t)(st->group->depth - 1 - (i - st->gfirst)));
 }
 
 /* ------------------------------------------------------------------ folded stacks */

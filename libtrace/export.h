@@ -32,7 +32,16 @@ typedef struct nt_xstack {
 	uint64_t offset;         /* folded: byte offset of the line; else NT_NO_OFFSET */
 	const char *text;        /* folded: the stack's text (frames and ';'), else NULL */
 	size_t text_n;
+	/* profile: the group behind the stack, whose frames are frames[gfirst .. gfirst +
+	 * group->depth) in reverse (nt_xstack_native()); NULL for folded input */
+	const nt_sample_group *group;
+	nt_profile *profile;
+	size_t gfirst;
 } nt_xstack;
+
+/* The native frame behind frames[i] of a profile's stack (DWARF function, file, line),
+ * or NULL: folded input, a managed or made frame (thread, category), or no symbols. */
+const nt_native_frame *nt_xstack_native(const nt_xstack *st, size_t i);
 
 typedef int (*nt_xstack_fn)(void *ctx, const nt_xstack *st);
 

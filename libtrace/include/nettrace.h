@@ -855,9 +855,11 @@ NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts
 NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 /* Writes a callgrind profile (KCachegrind, callgrind_annotate): per function ("Module!name"
- * = function name of object Module) its self cost and, per caller/callee pair, the
- * inclusive cost of the stacks through it, counted once per stack under recursion, with
- * "calls" = those stacks. Events "Samples" for sample counts, else "Nanoseconds". */
+ * = function name of object Module) its self cost and, per call (caller line, callee),
+ * the inclusive cost of the stacks through it, counted once per stack under recursion,
+ * with "calls" = those stacks. Native frames of a profile are at their DWARF file and line
+ * (the leaf at its sampled line, callers at the line of the call); others at line 0 of
+ * "???". Events "Samples" for sample counts, else "Nanoseconds". */
 NT_API int nt_callgrind_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 typedef struct nt_pprof_opts {

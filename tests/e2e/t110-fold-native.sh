@@ -11,6 +11,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 FOLD=$top_builddir/tools/nettrace-fold
 TREE=$top_builddir/tools/nettrace-tree
+FLAME=$top_builddir/tools/nettrace-flame
 MK=$top_builddir/tests/mknative
 BIN=$top_builddir/tests/unit/test-dwarf-prog
 need_tool "$FOLD"
@@ -102,6 +103,37 @@ is_rc 0 "nettrace-fold exits 0"
 same "$T/out" "$T/want.sorted" "nettrace-fold: native frames with their inline chains, as $A2L"
 is "$(cat "$T/err")" "nettrace-fold: $T/native.nettrace: warning: module /nonexistent/lib/libgone.so.1: missing: cannot open: No such file or directory: its frames show as libgone.so.1+0xOFFSET" \
 	"nettrace-fold: one warning, for the missing module"
+
+# callgrind: the positions come from DWARF, as eu-addr2line gives them: the leaf's self
+# cost at the innermost line of its address, main's call to dp_worker at the line of the
+# call. flat FILE: "self FN FILE LINE COST" and "call FN CFN FILE LINE COST" lines, with
+# the format's compressed names resolved.
+flat() {
+	awk '
+	function nm(s, tab,   id, rest) {
+		id = s; sub(/\).*/, "", id); sub(/^\(/, "", id)
+		rest = s; if (sub(/^\([0-9]+\) /, "", rest)) tab[id] = rest
+		return tab[id] }
+	/^fl=/ { file = nm(substr($0, 4), F); next }
+	/^fi=/ { file = nm(substr($0, 4), F); next }
+	/^cfi=/ { nm(substr($0, 5), F); next }
+	/^fn=/ { fn = nm(substr($0, 4), N); next }
+	/^cfn=/ { cfn = nm(substr($0, 5), N); next }
+	/^calls=/ { call = 1; next }
+	/^[0-9]+ [0-9]+$/ { if (call) print "call", fn, cfn, file, $1, $2; else print "self", fn, file, $1, $2; call = 0 }' "$1"
+}
+# pos ADDR: "FILE LINE" of the innermost location of ADDR
+pos() { "$A2L" -i -f -e "$BIN" "$1" | sed -n 2p | sed 's/:\([0-9]*\)\(:[0-9]*\)\{0,1\}$/ \1/'; }
+run "$FLAME" --unit samples --format callgrind "$T/native.nettrace"
+is_rc 0 "nettrace-flame --format callgrind exits 0"
+flat "$T/out" >"$T/flat"
+inner=$(echo "$leaf_chain" | awk -F';' '{ print $1 }')
+want="self $inner $(pos "$leaf") 2"
+if grep -qx "$want" "$T/flat"; then pass "callgrind: the leaf's cost at its source line ($want)"; else
+	fail "callgrind: the leaf's cost at its source line ($want)"; diag "$(cat "$T/flat")"; fi
+want="call main dp_worker $(pos "$(cat "$T/caller-addr")") 2"
+if grep -qx "$want" "$T/flat"; then pass "callgrind: main's call at its line ($want)"; else
+	fail "callgrind: main's call at its line ($want)"; diag "$(cat "$T/flat")"; fi
 
 if [ -x "$TREE" ]; then
 	run "$TREE" --unit samples "$T/native.nettrace"

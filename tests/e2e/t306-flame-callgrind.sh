@@ -22,8 +22,8 @@ positions: line
 events: Samples
 summary: 15
 
-fl=(1) ???
 ob=(1) ???
+fl=(1) ???
 fn=(1) a
 0 1
 cfn=(2) b
@@ -37,21 +37,25 @@ cfn=(5) y
 calls=1 0
 0 5
 
+fl=(1)
 fn=(2)
 0 2
 cfn=(1)
 calls=1 0
 0 2
 
+fl=(1)
 fn=(3)
 0 3
 
 ob=(2)
+fl=(1)
 fn=(4) x
 cfn=(5)
 calls=1 0
 0 4
 
+fl=(1)
 fn=(5)
 0 9
 
@@ -65,8 +69,9 @@ is "$(head -n 1 "$T/out")" "# callgrind format" "the format's first line"
 "$FLAME" --format callgrind -o "$T/m.cg" "$MIXED"
 "$FOLD" --unit ns "$MIXED" >"$T/m.fold"
 summary=$(sed -n 's/^summary: //p' "$T/m.cg")
-selfsum=$(awk '/^fn=/ { infn = 1; next } /^c(fn|ob)=/ { infn = 0 } /^calls=/ { skip = 1; next }
-	/^0 [0-9]+$/ { if (skip) { skip = 0; next } if (infn) s += $2 } END { printf "%.0f", s }' "$T/m.cg")
+# (a cost line is a call's when it follows calls=, else a self cost)
+selfsum=$(awk '/^calls=/ { call = 1; next }
+	/^[0-9]+ [0-9]+$/ { if (call) call = 0; else s += $2 } END { printf "%.0f", s }' "$T/m.cg")
 foldsum=$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/m.fold")
 is "$selfsum" "$summary" "real trace: the self costs add up to the summary"
 lines=$(wc -l <"$T/m.fold" | tr -d ' ')
