@@ -342,6 +342,11 @@ int64_t nt_systemtime_to_unix_ns(const uint16_t st[8])
 {
 	int64_t days = days_from_civil(st[0], st[1] ? st[1] : 1, st[3] ? st[3] : 1);
 	int64_t secs = days * 86400 + (int64_t)st[4] * 3600 + (int64_t)st[5] * 60 + st[6];
+	/* the header's date is the file's word: years 0..65535, of which int64 nanoseconds
+	 * hold 1678..2262; outside, "unknown" rather than an overflow */
+	const int64_t lim = INT64_MAX / 1000000000 - 1;
+	if (secs > lim || secs < -lim)
+		return 0;
 	return secs * 1000000000 + (int64_t)st[7] * 1000000;
 }
 

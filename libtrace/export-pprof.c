@@ -2,9 +2,11 @@
 /* export-pprof.c - pprof's profile.proto (google/pprof proto/profile.proto), gzip'd as
  * pprof reads it. Encoded here (varints and length-delimited fields, no protobuf library):
  * one Sample per stack (location ids leaf first; values [samples/count, time/nanoseconds]
- * for a profile; labels "thread" and "category"), one Function and one Location (with one
- * Line) per distinct frame name, the string table, and the sessions' start, duration and
- * period. Time values are rounded so that their sum stays the rounded exact total.
+ * for a profile; labels "thread" and "category"), one Function per distinct frame name, one
+ * Location (with one Line) per function and source line: native frames of a profile
+ * carry their DWARF line (nt_xstack_native; the function's file is then its source file,
+ * else its module), others line 0; the string table, and the sessions' start, duration
+ * and period. Time values are rounded so that their sum stays the rounded exact total.
  * Not here: reading inputs (export-stacks.c). */
 #include "export.h"
 
@@ -106,7 +108,12 @@ typedef struct pp_ctx {
 	uint32_t *sht;        /* string index + 1 */
 	size_t shtcap;
 	uint32_t *funcs;      /* string index of each function's name (id = index + 1) */
-	size_t nfuncs, fcap;
+	uint32_t *func_file;  /* string index of its source file, 0 = none (the module) */
+	size_t nfuncs, fcap, ffcap;
+	uint64_t *locs;       /* function id << 32 | line of each Location (id = index + 1) */
+	size_t nlocs, lcap;
+	uint32_t *lht;        /* location index + 1 */
+	size_t lhtcap;
 	pb samples;           /* encoded Sample messages, each with its tag */
 	pb msg, sub, packed;  /* scratch */
 	int profile_input;
@@ -175,11 +182,72 @@ static uint32_t func_id(pp_ctx *c, const nt_xframe *f)
 	pstr *e = &c->strs[si];
 	if (e->func)
 		return e->func;
-	if (nt_grow((void **)&c->funcs, &c->fcap, c->nfuncs + 1, sizeof(uint32_t)))
+	if (nt_grow((void **)&c->funcs, &c->fcap, c->nfuncs + 1, sizeof(uint32_t)) ||
+	    nt_grow((void **)&c->func_file, &c->ffcap, c->nfuncs + 1, sizeof(uint32_t)))
 		return 0;
+	c->func_file[c->nfuncs] = 0;
 	c->funcs[c->nfuncs++] = (uint32_t)si;
 	c->strs[si].func = (uint32_t)c->nfuncs;
 	return (uint32_t)c->nfuncs;
+}
+
+static uint64_t loc_hash(uint64_t k)
+{
+	k *= 0x9E3779B97F4A7C15ull;
+	return k ^ (k >> 29);
+}
+
+/* Location id of (function, line), created on first use; 0 when out of memory. */
+static uint32_t loc_id(pp_ctx *c, uint32_t func, uint32_t line)
+{
+	uint64_t key = (uint64_t)func << 32 | line;
+	if ((c->nlocs + 1) * 2 > c->lhtcap) {
+		size_t ncap = c->lhtcap ? c->lhtcap * 2 : 1024;
+		uint32_t *nh = calloc(ncap, sizeof(uint32_t));
+		if (!nh)
+			return 0;
+		for (size_t i = 0; i < c->nlocs; i++) {
+			size_t k = (size_t)loc_hash(c->locs[i]) & (ncap - 1);
+			while (nh[k])
+				k = (k + 1) & (ncap - 1);
+			nh[k] = (uint32_t)i + 1;
+		}
+		free(c->lht);
+		c->lht = nh;
+		c->lhtcap = ncap;
+	}
+	size_t k = (size_t)loc_hash(key) & (c->lhtcap - 1);
+	while (c->lht[k]) {
+		if (c->locs[c->lht[k] - 1] == key)
+			return c->lht[k];
+		k = (k + 1) & (c->lhtcap - 1);
+	}
+	if (c->nlocs >= UINT32_MAX - 1 ||
+	    nt_grow((void **)&c->locs, &c->lcap, c->nlocs + 1, sizeof(uint64_t)))
+		return 0;
+	c->locs[c->nlocs] = key;
+	c->lht[k] = (uint32_t)c->nlocs + 1;
+	return (uint32_t)++c->nlocs;
+}
+
+/* Location id of frame i of st: its function at its native source line, or line 0. */
+static uint32_t frame_loc(pp_ctx *c, const nt_xstack *st, size_t i)
+{
+	uint32_t f = func_id(c, &st->frames[i]);
+	if (!f)
+		return 0;
+	uint32_t line = 0;
+	const nt_native_frame *nf = st->group ? nt_xstack_native(st, i) : NULL;
+	if (nf && nf->file && nf->line) {
+		line = nf->line;
+		if (!c->func_file[f - 1]) {
+			int64_t fs = str_index(c, nf->file, strlen(nf->file));
+			if (fs < 0)
+				return 0;
+			c->func_file[f - 1] = (uint32_t)fs;
+		}
+	}
+	return loc_id(c, f, line);
 }
 
 /* Rounds a time value so the running sum of written values tracks the exact sum. */
@@ -205,14 +273,15 @@ static void label(pp_ctx *c, uint32_t key, int is_num, int64_t num, uint32_t str
 static int on_stack(void *ctx, const nt_xstack *st)
 {
 	pp_ctx *c = ctx;
-	/* ids of the frames after those shared with the previous stack, then leaf first */
+	/* location ids of the frames after those shared with the previous stack (folded
+	 * input: a profile's frames of one name may be at other lines), then leaf first */
 	if (nt_grow((void **)&c->ids, &c->idcap, st->depth, sizeof(uint32_t)))
 		goto nomem;
-	size_t shared = nt_xprev_shared(&c->prev, st);
+	size_t shared = st->group ? 0 : nt_xprev_shared(&c->prev, st);
 	if (shared == SIZE_MAX)
 		goto nomem;
 	for (size_t i = shared; i < st->depth; i++)
-		if ((c->ids[i] = func_id(c, &st->frames[i])) == 0)
+		if ((c->ids[i] = frame_loc(c, st, i)) == 0)
 			goto nomem;
 	for (size_t i = st->depth; i-- > 0;)
 		pb_varint(&c->packed, c->ids[i]);
@@ -333,7 +402,8 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 		for (size_t i = 0; i < ns; i++) {
 			const nt_session_info *si = nt_profile_session(p, i);
 			int64_t t0 = nt_systemtime_to_unix_ns(si->header.sync_time_utc);
-			int64_t t1 = t0 + (si->duration_ns > 0 ? si->duration_ns : 0);
+			int64_t d = si->duration_ns > 0 ? si->duration_ns : 0;
+			int64_t t1 = t0 > 0 && d > INT64_MAX - t0 ? INT64_MAX : t0 + d;
 			if (i == 0 || t0 < start_ns)
 				start_ns = t0;
 			if (i == 0 || t1 > end_ns)
@@ -372,12 +442,13 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	pb_int(&c.msg, MAPPING_FILENAME, mname);
 	pb_int(&c.msg, MAPPING_HAS_FUNCTIONS, 1);
 	pb_msg(&out, PROFILE_MAPPING, &c.msg);
-	/* one Location per Function, same id, one Line each (no addresses: managed frames
+	/* one Location per (Function, line), one Line each (no addresses: managed frames
 	 * are named by the runtime's events, not by an address in a mapped file) */
-	for (size_t i = 0; i < c.nfuncs; i++) {
-		uint32_t id = (uint32_t)i + 1;
-		pb_int(&c.sub, LINE_FUNCTION_ID, id);
-		pb_int(&c.msg, LOCATION_ID, id);
+	for (size_t i = 0; i < c.nlocs; i++) {
+		pb_int(&c.sub, LINE_FUNCTION_ID, (int64_t)(c.locs[i] >> 32));
+		if ((uint32_t)c.locs[i])
+			pb_int(&c.sub, LINE_LINE, (int64_t)(uint32_t)c.locs[i]);
+		pb_int(&c.msg, LOCATION_ID, (int64_t)i + 1);
 		pb_int(&c.msg, LOCATION_MAPPING_ID, 1);
 		pb_msg(&c.msg, LOCATION_LINE, &c.sub);
 		pb_msg(&out, PROFILE_LOCATION, &c.msg);
@@ -385,10 +456,11 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	for (size_t i = 0; i < c.nfuncs; i++) {
 		uint32_t si = c.funcs[i];
 		const pstr *e = &c.strs[si];
-		/* "Module!Namespace.Type.Method(sig)": the module is the function's file */
+		/* its source file, or, for "Module!Namespace.Type.Method(sig)", the module */
 		const char *bang = memchr(e->s, '!', e->n);
-		int64_t file = 0;
-		if (bang && bang > e->s && (file = str_index(&c, e->s, (size_t)(bang - e->s))) < 0)
+		int64_t file = c.func_file[i];
+		if (!file && bang && bang > e->s && !(e->n == 3 && memcmp(e->s, "?!?", 3) == 0) &&
+		    (file = str_index(&c, e->s, (size_t)(bang - e->s))) < 0)
 			goto nomem;
 		pb_int(&c.msg, FUNCTION_ID, (int64_t)i + 1);
 		pb_int(&c.msg, FUNCTION_NAME, si);
@@ -446,6 +518,9 @@ done:
 	free(c.strs);
 	free(c.sht);
 	free(c.funcs);
+	free(c.func_file);
+	free(c.locs);
+	free(c.lht);
 	free(c.samples.p);
 	free(c.msg.p);
 	free(c.sub.p);

@@ -63,7 +63,8 @@ size_t nt_utf16z_dup(const uint8_t *p, size_t len, char **out);
 /* Appends the UTF-16LE encoding of UTF-8 s plus a NUL to a growable buffer. */
 int nt_utf8_to_utf16z(const char *s, uint8_t **buf, size_t *len, size_t *cap);
 
-/* Unix-epoch nanoseconds for a SYSTEMTIME, and ISO-8601 text "YYYY-MM-DDTHH:MM:SS.mmmZ". */
+/* Unix-epoch nanoseconds for a SYSTEMTIME (0 outside the years 1678..2262 that int64 ns
+ * hold), and ISO-8601 text "YYYY-MM-DDTHH:MM:SS.mmmZ". */
 int64_t nt_systemtime_to_unix_ns(const uint16_t st[8]);
 void nt_systemtime_iso(const uint16_t st[8], char buf[32]);
 

@@ -871,8 +871,9 @@ typedef struct nt_pprof_opts {
 /* Writes a gzip'd pprof profile.proto: one Sample per stack (locations leaf first) with
  * values [samples/count, time/nanoseconds] for profile input ([samples/count] or
  * [time/nanoseconds] for folded input, by unit), labels "thread" (num) and "category"
- * (str), one Function per frame name (filename: the "Module" of "Module!name") with one
- * Location each, time_nanos/duration_nanos/period of the sessions. */
+ * (str), one Function per frame name (filename: the "Module" of "Module!name", or a
+ * native frame's DWARF source file) with one Location per source line (native frames of
+ * a profile; 0 for others), time_nanos/duration_nanos/period of the sessions. */
 NT_API int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			  nt_error *err);
 

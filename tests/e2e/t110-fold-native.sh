@@ -135,6 +135,21 @@ want="call main dp_worker $(pos "$(cat "$T/caller-addr")") 2"
 if grep -qx "$want" "$T/flat"; then pass "callgrind: main's call at its line ($want)"; else
 	fail "callgrind: main's call at its line ($want)"; diag "$(cat "$T/flat")"; fi
 
+# pprof: the same positions, as go tool pprof shows them
+if command -v go >/dev/null 2>&1; then
+	"$FLAME" --unit samples --format pprof -o "$T/native.pb.gz" "$T/native.nettrace"
+	HOME=$T GOCACHE=$T/go-cache go tool pprof -traces -lines "$T/native.pb.gz" >"$T/traces" 2>"$T/traces.err"
+	set -- $(pos "$leaf")
+	if grep -q "test-dwarf-prog!$inner $1:$2\$" "$T/traces"; then
+		pass "pprof: the leaf at its source line ($inner $1:$2)"
+	else
+		fail "pprof: the leaf at its source line ($inner $1:$2)"
+		diag "$(cat "$T/traces" "$T/traces.err")"
+	fi
+else
+	skip "pprof: the leaf at its source line" "go not found (Debian: golang-go)"
+fi
+
 if [ -x "$TREE" ]; then
 	run "$TREE" --unit samples "$T/native.nettrace"
 	is_rc 0 "nettrace-tree exits 0"

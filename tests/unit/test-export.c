@@ -506,8 +506,25 @@ static void test_export_pprof(void)
 	nt_stacks_free(s);
 }
 
+/* pprof's time_nanos comes from the header's SYSTEMTIME, which is the file's word: a date
+ * int64 nanoseconds cannot hold is "unknown" (0), not a signed overflow. */
+static void test_export_systemtime_range(void)
+{
+	uint16_t t2020[8] = {2020, 3, 0, 14, 15, 9, 26, 535};
+	is_int(nt_systemtime_to_unix_ns(t2020), 1584198566535000000ll,
+	       "systemtime: 2020-03-14T15:09:26.535Z");
+	uint16_t y0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ymax[8] = {65535, 12, 0, 31, 23, 59, 59, 999};
+	uint16_t y1677[8] = {1677, 1, 0, 1, 0, 0, 0, 0}, y2262[8] = {2262, 1, 0, 1, 0, 0, 0, 0};
+	is_int(nt_systemtime_to_unix_ns(y0), 0, "systemtime: year 0 is unknown (0)");
+	is_int(nt_systemtime_to_unix_ns(ymax), 0, "systemtime: year 65535 is unknown (0)");
+	is_int(nt_systemtime_to_unix_ns(y1677), 0, "systemtime: 1677 is out of range (0)");
+	ok(nt_systemtime_to_unix_ns(y2262) == 9214646400000000000ll,
+	   "systemtime: 2262-01-01 still fits");
+}
+
 int main(void)
 {
+	test_export_systemtime_range();
 	test_export_folded_parses_lines();
 	test_export_folded_rejects_bad_lines();
 	test_export_folded_several_texts();
