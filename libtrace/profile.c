@@ -839,7 +839,7 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 			       p->o.compat == NT_COMPAT_PYROSCOPE ? NT_SYMTAB_RUNDOWN_ONLY : 0, err);
 	if (rc)
 		return rc;
-	rc = nt_native_new(&s->native, NULL, err);
+	rc = nt_native_new(&s->native, p->o.native, err);
 	if (rc)
 		return rc;
 	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);

@@ -575,6 +575,11 @@ typedef struct nt_profile_opts {
 						       built-in defaults */
 	nt_progress_fn progress_fn; /* optional: progress of nt_profile_add_trace */
 	void *progress_ctx;
+	/* Options of each session's native resolver (nt_native_new(): module path root, debug
+	 * directory); NULL = defaults. The module map of a trace names files the resolver
+	 * opens, so a profile of an untrusted trace can point root at an empty (or missing)
+	 * directory to keep it off the local files. Read by nt_profile_add_trace(). */
+	const struct nt_native_opts *native;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
