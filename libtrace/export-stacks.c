@@ -498,7 +498,10 @@ size_t nt_xprev_shared(nt_xprev *pv, const nt_xstack *st)
 	}
 	if (nt_grow((void **)&pv->f, &pv->cap, d, sizeof(nt_xframe)))
 		return SIZE_MAX;
-	memcpy(pv->f + i, st->frames + i, (d - i) * sizeof(nt_xframe));
+	/* An empty stack (a folded line " 5") before any other leaves pv->f NULL, and NULL + 0
+	 * is undefined behaviour even for a zero-length copy. */
+	if (d > i)
+		memcpy(pv->f + i, st->frames + i, (d - i) * sizeof(nt_xframe));
 	pv->n = d;
 	pv->text = st->text;
 	pv->text_n = st->text_n;
