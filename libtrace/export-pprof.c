@@ -255,7 +255,10 @@ static int64_t time_value(pp_ctx *c, double ns)
 {
 	c->exact_ns += ns;
 	double target = floor(c->exact_ns + 0.5);
-	int64_t v = (int64_t)(target - c->written_ns);
+	double d = target - c->written_ns;
+	/* A folded count can exceed int64 ns (COUNT 10^20 in ms): converting such a double is
+	 * undefined behaviour, so the value saturates (NaN too, should it ever come). */
+	int64_t v = d <= -0x1p63 ? INT64_MIN : !(d < 0x1p63) ? INT64_MAX : (int64_t)d;
 	c->written_ns += (double)v;
 	return v;
 }
