@@ -713,7 +713,18 @@ int nt_fmt_num(char *buf, size_t n, double v, int decimals)
 	if (!isfinite(v))
 		v = 0;
 	int k = snprintf(buf, n, "%.*f", decimals, v);
-	if (k <= 0 || (size_t)k >= n)
+	if (k > 0 && (size_t)k >= n) {
+		/* A huge value (a folded COUNT of 10^70) does not fit in fixed notation, and the
+		 * callers copy k bytes out of buffers sized for sane values: exponent notation
+		 * fits in 25 bytes (JSON and SVG read it); a buffer smaller still gets nothing. */
+		k = snprintf(buf, n, "%.17g", v);
+		if (k > 0 && (size_t)k >= n) {
+			buf[0] = '\0';
+			return 0;
+		}
+		return k;
+	}
+	if (k <= 0)
 		return k;
 	if (decimals > 0) {
 		while (k > 1 && buf[k - 1] == '0')
