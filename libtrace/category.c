@@ -211,6 +211,10 @@ static int rule_match(const nt_rules *R, const cat_rule *r, const char *s, size_
 {
 	if (n < r->minlen)
 		return 0;
+	/* A pattern of stars only ("*") has no segment: when no rule has one, R->segs is NULL
+	 * and NULL + 0 below would be undefined behaviour. Stars match any name. */
+	if (r->nseg == 0)
+		return r->has_star || n == 0;
 	const cat_seg *g = R->segs + r->seg0;
 	size_t k = r->nseg;
 	if (!r->has_star)
