@@ -266,7 +266,9 @@ static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips
 	}
 	if (p->nstacks >= UINT32_MAX - 1 ||
 	    nt_grow((void **)&p->stacks, &p->stackcap, p->nstacks + 1, sizeof(pstack)) ||
-	    nt_grow((void **)&p->ips, &p->ipcap, p->nips + n, sizeof(uint64_t)))
+	    /* at least one slot: when every stack is empty, p->ips would stay NULL, and the
+	     * groups' ips (p->ips + off) would be NULL + 0, undefined behaviour */
+	    nt_grow((void **)&p->ips, &p->ipcap, p->nips + (n ? n : 1), sizeof(uint64_t)))
 		return -1;
 	pstack *s = &p->stacks[p->nstacks];
 	s->session = session;
