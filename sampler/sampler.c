@@ -1432,7 +1432,8 @@ uint64_t nts_rt_sp_sessions(nts_sp_sess out[NTS_MAX_SESSIONS])
 	return mask;
 }
 
-void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t ideal[NTS_MAX_SESSIONS],
+void nts_rt_sp_write(const nts_record *r, const uint64_t *ips,
+		     const uint64_t ideal[NTS_MAX_SESSIONS],
 		     const uint64_t uid[NTS_MAX_SESSIONS], const char *name, uint64_t *named_mask,
 		     const uint64_t dtaken[NTS_MAX_SESSIONS], const uint64_t dlate[NTS_MAX_SESSIONS],
 		     const uint64_t dmissed[NTS_MAX_SESSIONS])
@@ -1461,8 +1462,9 @@ void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t id
 
 /* Samplepoint mode has no sampler thread: the threads' checks (samplepoint.c) do its
  * duties: the module snapshot (every MODULE_CHECK_NS, and after a dlclose), and for the
- * environment session the stop requests. A "stop" from nettrace-record finalizes the file; a SIGINT or
- * SIGTERM caught by env_sp_signal_handler finalizes it and re-raises the signal. */
+ * environment session the stop requests. A "stop" from nettrace-record finalizes the
+ * file; a SIGINT or SIGTERM caught by env_sp_signal_handler finalizes it and re-raises
+ * the signal. */
 void nts_rt_sp_poll(uint64_t now)
 {
 	int unload = atomic_load(&nts_g.unload_end) != atomic_load(&nts_g.snap_gen);

@@ -27,7 +27,7 @@ static const tool_opt OPTS[] = {
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
 	{"folded", no_argument, OPT_FOLDED, NULL,
-	 "inputs are folded stacks (default: detected; nettrace files, also gzip'd or zipped, are read as traces)"},
+	 "inputs are folded stacks (default: detected; nettrace, even gzip'd or zipped, is a trace)"},
 	{"diff", required_argument, OPT_DIFF, "BASE",
 	 "differential flame graph against BASE (nettrace or folded)"},
 	{"title", required_argument, OPT_TITLE, "TEXT", "title of the SVG"},

@@ -3,8 +3,8 @@
  * ("root;...;leaf COUNT" lines, what nettrace-flame reads), category rules
  * (nt_rules_parse, nettrace-rules(5)) and subsystem rules (nt_subsystems_parse). Every
  * input is all three at once. The folded stacks go through the SVG flame graph (plain,
- * icicle and differential, the base being the input's first half), speedscope and pprof
- * writers into a memory sink; rules that parse are matched against the frames of the
+ * icicle and differential, the base being the input's first half), speedscope, pprof
+ * and callgrind writers into a memory sink; rules that parse are matched against the frames of the
  * input's own lines, so hostile patterns meet hostile names.
  * The input is not NUL-terminated: every parser takes a length, and ASan reports a read
  * past it.
@@ -51,6 +51,8 @@ static void exports(const char *text, size_t len, int variant, nt_membuf *mb,
 	nt_pprof_opts po = {sizeof po, (variant >> 4) & 1 ? 1 : -1};
 	mb->len = 0;
 	check(nt_pprof_write(s, &po, sink, &err), &err);
+	mb->len = 0;
+	check(nt_callgrind_write(s, sink, &err), &err);
 
 	/* Differential: the first half as the base, the second half appended to the source. */
 	size_t half = len / 2;

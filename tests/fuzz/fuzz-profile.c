@@ -4,8 +4,8 @@
  * on, a compat mode picked by the input's length), and the profile goes through what the
  * tools do with one: folded stacks (nettrace-fold), a call tree printed as text with its
  * "when" column, by subsystem and as a top list (nettrace-tree), the native frame of every
- * frame, and the SVG (with a timeline), speedscope and pprof exporters (nettrace-flame),
- * all into memory sinks.
+ * frame, and the SVG (with a timeline), speedscope, pprof and callgrind exporters
+ * (nettrace-flame), all into memory sinks.
  * Native symbols: a trace's ModuleMap events name files that the resolver opens. The
  * profile's resolver gets a root under a directory that does not exist, so every module is
  * "missing" (its frames module+0xOFFSET) and no path from the input reaches the file
@@ -172,6 +172,8 @@ static void exports(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *si
 	nt_pprof_opts po = {sizeof po, -1}; /* no gzip: the encoder is what is tested */
 	mb->len = 0;
 	check(nt_pprof_write(s, &po, sink, &err), &err);
+	mb->len = 0;
+	check(nt_callgrind_write(s, sink, &err), &err);
 	nt_stacks_free(s);
 }
 
