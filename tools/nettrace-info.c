@@ -157,6 +157,12 @@ typedef struct summary {
 	uint64_t warning_offset;
 	nt_rate *rate;            /* sampling-rate inference over the samples */
 	uint64_t lost_samples;    /* lost events of the sampler (capture) threads */
+	/* libnettrace-sampler's own account of the recording (doc/format/sampler-events.md):
+	 * the first SessionSettings and the last SamplerStats */
+	int have_settings, have_stats;
+	uint64_t sp_interval_ns, sp_seed, sp_samples, sp_dropped, sp_late, sp_missed;
+	double sp_hz;
+	char sp_schedule[16], sp_mode[16];
 } summary;
 
 static void summary_free(summary *s)
@@ -243,6 +249,44 @@ static int summary_finish(summary *s, const nt_reader *r)
 }
 
 /* Adds one event to the counters. Returns 0 or -1 when out of memory. */
+static uint64_t field_u64(const nt_event *ev, uint32_t psz, const char *name)
+{
+	nt_value v;
+	return nt_event_field(ev, psz, name, &v) == 1 ? v.u : 0;
+}
+
+static void field_str(const nt_event *ev, uint32_t psz, const char *name, char *buf, size_t n)
+{
+	nt_value v;
+	buf[0] = 0;
+	if (nt_event_field(ev, psz, name, &v) == 1 && v.raw)
+		nt_utf16z_to_utf8(v.raw, v.raw_len, buf, n);
+	for (char *q = buf; *q; q++) /* printed bare in text and JSON: keep it a plain word */
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-'))
+			*q = '?';
+}
+
+/* The sampler's settings (the first) and statistics (the last: they are cumulative). */
+static void sampler_event(summary *s, const nt_event *ev)
+{
+	uint32_t psz = s->hdr.pointer_size;
+	if (ev->meta->event_id == NT_NTS_SESSION_SETTINGS && !s->have_settings) {
+		s->have_settings = 1;
+		s->sp_interval_ns = field_u64(ev, psz, "IntervalNs");
+		s->sp_seed = field_u64(ev, psz, "Seed");
+		field_str(ev, psz, "Schedule", s->sp_schedule, sizeof s->sp_schedule);
+		field_str(ev, psz, "Mode", s->sp_mode, sizeof s->sp_mode);
+	} else if (ev->meta->event_id == NT_NTS_SAMPLER_STATS) {
+		nt_value v;
+		s->have_stats = 1;
+		s->sp_samples = field_u64(ev, psz, "Samples");
+		s->sp_dropped = field_u64(ev, psz, "Dropped");
+		s->sp_late = field_u64(ev, psz, "Late");
+		s->sp_missed = field_u64(ev, psz, "Missed");
+		s->sp_hz = nt_event_field(ev, psz, "RealizedHz", &v) == 1 && v.d == v.d ? v.d : 0;
+	}
+}
+
 static int summary_add(summary *s, const nt_event *ev)
 {
 	uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)ev->meta);
@@ -259,6 +303,9 @@ static int summary_add(summary *s, const nt_event *ev)
 		/* file order is timestamp order within a capture thread, which is all the
 		 * estimator needs (it groups rounds per sampler thread) */
 		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	} else if (ev->meta && ev->meta->provider &&
+		   strcmp(ev->meta->provider, NT_PROVIDER_NTSAMPLER) == 0) {
+		sampler_event(s, ev);
 	}
 	return 0;
 }
@@ -445,6 +492,23 @@ static void print_json(const summary *s, const char *ind)
 		fprintf(o, "\n%s  ", ind);
 	fprintf(o, "]},\n");
 	print_rate_json(s, ind);
+	if (s->have_settings || s->have_stats) {
+		/* libnettrace-sampler's own account (absent from other traces) */
+		fprintf(stdout, "%s  \"sampler\": {", ind);
+		const char *sep = "";
+		if (s->have_settings) {
+			fprintf(stdout, "\"mode\": \"%s\", \"schedule\": \"%s\", \"interval_ns\": %" PRIu64
+				", \"seed\": %" PRIu64, s->sp_mode, s->sp_schedule, s->sp_interval_ns,
+				s->sp_seed);
+			sep = ", ";
+		}
+		if (s->have_stats)
+			fprintf(stdout, "%s\"samples\": %" PRIu64 ", \"dropped\": %" PRIu64
+				", \"late\": %" PRIu64 ", \"missed\": %" PRIu64
+				", \"realized_hz\": %.3f", sep, s->sp_samples, s->sp_dropped, s->sp_late,
+				s->sp_missed, s->sp_hz);
+		fprintf(stdout, "},\n");
+	}
 	fprintf(o, "%s  \"truncated\": %s,\n", ind, st->truncated ? "true" : "false");
 	if (st->truncated)
 		fprintf(o, "%s  \"truncated_at\": %" PRIu64 ",\n", ind, st->truncated_at);
@@ -554,6 +618,19 @@ static void print_text(const summary *s)
 	} else {
 		printf("Sampling rate:     - (fewer than 2 sampling rounds); declared %.3f ms\n",
 		       (double)ri->declared_interval_ns / 1e6);
+	}
+	if (s->have_settings || s->have_stats) {
+		printf("Sampler:           libnettrace-sampler");
+		if (s->have_settings)
+			printf(", %s mode, %s schedule every %.3f ms (seed %" PRIu64 ")",
+			       s->sp_mode[0] ? s->sp_mode : "?",
+			       s->sp_schedule[0] ? s->sp_schedule : "?",
+			       (double)s->sp_interval_ns / 1e6, s->sp_seed);
+		if (s->have_stats)
+			printf(": %" PRIu64 " samples, %" PRIu64 " dropped, %" PRIu64 " late, %" PRIu64
+			       " missed, %.1f rounds/s", s->sp_samples, s->sp_dropped, s->sp_late,
+			       s->sp_missed, s->sp_hz);
+		printf("\n");
 	}
 	if (st->truncated)
 		printf("Truncated:         yes, at byte %" PRIu64
