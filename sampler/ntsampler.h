@@ -36,11 +36,16 @@
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call
  * these functions from a signal handler.
  *
- * dlclose: the library defines dlclose (under glibc's symbol versions, so the program's
- * calls reach it first) and forwards to libc's after it has kept stack walks off the
- * object being unloaded: a walk never reads unwind tables that may be gone. Samples taken
- * while an unload is in progress, until the module list is read again (the next round, or
- * the next samplepoint check), are walked with frame pointers only. */
+ * dlclose and exec: the library defines dlclose and the exec functions (execve, execv,
+ * execvp, execvpe, execl, execlp, execle, fexecve, execveat; under glibc's symbol
+ * versions, so the program's calls reach them first) and forwards to libc's. dlclose first
+ * keeps stack walks off the object being unloaded: a walk never reads unwind tables that
+ * may be gone; samples taken while an unload is in progress, until the module list is
+ * read again (the next round, or the next samplepoint check), are walked with frame
+ * pointers only. An exec first takes the calling thread out of the sampling rounds and
+ * lets a signal already sent reach the handler: a sampling signal pending across execve
+ * would kill the new image, whose handlers are reset (the rounds it misses count as
+ * dropped). */
 #ifndef NTSAMPLER_H
 #define NTSAMPLER_H
 

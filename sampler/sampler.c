@@ -173,6 +173,11 @@ static void wake_sampler(void)
  * Module snapshot
  * ------------------------------------------------------------------------------------- */
 
+/* exec guard (the exec interposers below): the thread in execve, never signalled while
+ * it is set, and whether the sampler is sending a round's signals. */
+static _Atomic pid_t exec_tid;
+static _Atomic int in_round;
+
 /* Snapshots replaced by newer ones: freed once no walk uses a snapshot (nts_snap_get
  * counts the walkers before it loads the pointer, so a walker of an old one keeps
  * snap_users above 0 until it is done). Beyond RETIRED_MAX pending, older ones are kept
@@ -262,6 +267,175 @@ NTS_API int dl_interpose_old(void *handle);
 NTS_API int dl_interpose_old(void *handle)
 {
 	return dl_interpose(handle);
+}
+
+/* exec: a sampling signal sent to a thread while it is in execve stays pending across it,
+ * and the new image, whose handlers are reset to the default action, dies of it (a
+ * real-time signal terminates). The exec functions are interposed like dlclose: before
+ * the real call the thread is taken out of the rounds (exec_tid), a round being sent is
+ * waited for, and one system call lets a signal already queued reach the handler while
+ * it is still installed. If the exec fails, the thread is sampled again. Exported under
+ * glibc's versions of these functions (sampler.map); async-signal-safe (no malloc up to
+ * the execl* argument lists of more than EXEC_ARGS_MAX arguments, which fail with E2BIG,
+ * as an exec with that many arguments would). */
+#define EXEC_ARGS_MAX 4096
+
+static void exec_prepare(void)
+{
+	if (!atomic_load(&nts_g.active))
+		return;
+	atomic_store(&exec_tid, (pid_t)syscall(SYS_gettid));
+	uint64_t t0 = nts_now();
+	while (atomic_load(&in_round) && nts_now() - t0 < UNLOAD_WAIT_NS)
+		sched_yield();
+	sched_yield(); /* a signal queued before: delivered on this call's way back */
+}
+
+static void exec_failed(void)
+{
+	atomic_store(&exec_tid, 0);
+}
+
+#define EXEC_REAL(var, name, type)                                                         \
+	static type var;                                                                   \
+	if (!var && !(var = (type)dlsym(RTLD_NEXT, name))) {                              \
+		errno = ENOSYS;                                                            \
+		return -1;                                                                 \
+	}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+int exec_ve(const char *path, char *const argv[], char *const envp[]);
+__asm__(".symver exec_ve, execve@@GLIBC_2.2.5");
+NTS_API int exec_ve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(real, "execve", execve_fn);
+	exec_prepare();
+	int rc = real(path, argv, envp), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+int exec_v(const char *path, char *const argv[]);
+__asm__(".symver exec_v, execv@@GLIBC_2.2.5");
+NTS_API int exec_v(const char *path, char *const argv[])
+{
+	EXEC_REAL(real, "execv", execv_fn);
+	exec_prepare();
+	int rc = real(path, argv), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+int exec_vp(const char *file, char *const argv[]);
+__asm__(".symver exec_vp, execvp@@GLIBC_2.2.5");
+NTS_API int exec_vp(const char *file, char *const argv[])
+{
+	EXEC_REAL(real, "execvp", execv_fn);
+	exec_prepare();
+	int rc = real(file, argv), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+int exec_vpe(const char *file, char *const argv[], char *const envp[]);
+__asm__(".symver exec_vpe, execvpe@@GLIBC_2.11");
+NTS_API int exec_vpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(real, "execvpe", execve_fn);
+	exec_prepare();
+	int rc = real(file, argv, envp), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+int exec_fve(int fd, char *const argv[], char *const envp[]);
+__asm__(".symver exec_fve, fexecve@@GLIBC_2.2.5");
+NTS_API int exec_fve(int fd, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(real, "fexecve", fexecve_fn);
+	exec_prepare();
+	int rc = real(fd, argv, envp), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+int exec_veat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
+__asm__(".symver exec_veat, execveat@@GLIBC_2.34");
+NTS_API int exec_veat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		      int flags)
+{
+	EXEC_REAL(real, "execveat", execveat_fn);
+	exec_prepare();
+	int rc = real(dirfd, path, argv, envp, flags), e = errno;
+	exec_failed();
+	errno = e;
+	return rc;
+}
+
+/* The execl* forms: their variable arguments as an argv (and envp for execle), then the
+ * v forms above. kind: 0 execl, 1 execlp, 2 execle. */
+static int exec_list(int kind, const char *path, const char *arg0, va_list ap)
+{
+	const char *argv[EXEC_ARGS_MAX + 1];
+	size_t n = 0;
+	argv[n++] = arg0;
+	while (arg0) {
+		const char *a = va_arg(ap, const char *);
+		if (n == EXEC_ARGS_MAX) {
+			errno = E2BIG;
+			return -1;
+		}
+		argv[n++] = a;
+		if (!a)
+			break;
+	}
+	if (kind == 2) {
+		char *const *envp = va_arg(ap, char *const *);
+		return exec_ve(path, (char *const *)argv, envp);
+	}
+	return kind == 1 ? exec_vp(path, (char *const *)argv) : exec_v(path, (char *const *)argv);
+}
+
+int exec_l(const char *path, const char *arg, ...);
+__asm__(".symver exec_l, execl@@GLIBC_2.2.5");
+NTS_API int exec_l(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	int rc = exec_list(0, path, arg, ap);
+	va_end(ap);
+	return rc;
+}
+
+int exec_lp(const char *file, const char *arg, ...);
+__asm__(".symver exec_lp, execlp@@GLIBC_2.2.5");
+NTS_API int exec_lp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	int rc = exec_list(1, file, arg, ap);
+	va_end(ap);
+	return rc;
+}
+
+int exec_le(const char *path, const char *arg, ...);
+__asm__(".symver exec_le, execle@@GLIBC_2.2.5");
+NTS_API int exec_le(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	int rc = exec_list(2, path, arg, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -668,6 +842,7 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 	}
 	if (rt.over_threads)
 		count_dropped(due, rt.over_threads);
+	atomic_store(&in_round, 1); /* before exec_tid is read: see exec_prepare() */
 	for (uint32_t i = 0; i < rt.nactive;) {
 		uint32_t idx = rt.active[i];
 		nts_slot *t = &nts_g.slots[idx];
@@ -716,6 +891,11 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 			i++;
 			continue;
 		}
+		if (tid == atomic_load(&exec_tid)) {
+			count_dropped(mask, 1); /* in execve: a signal would outlive the image */
+			i++;
+			continue;
+		}
 		t->req_ns = now;
 		t->req_sent_mask = mask;
 		t->req_round = rd->seq;
@@ -738,6 +918,7 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 			rt.sess[__builtin_ctzll(m)]->st.signals++;
 		i++;
 	}
+	atomic_store(&in_round, 0);
 }
 
 /* "Can't keep up": the sampler fell so far behind that it skipped rounds (more than

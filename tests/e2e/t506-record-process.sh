@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # t506-record-process.sh - what a process does to its sampler: threads created and
 # exiting during sampling, fork (the child does not inherit the sampler and does not
-# touch the file), exec (the new image records again: the last image wins), SIGINT to
-# nettrace-record (the file is finalized, the command is stopped).
+# touch the file), exec (the new image records again: the last image wins; a program
+# that execs while it is being sampled survives it), SIGINT to nettrace-record (the file
+# is finalized, the command is stopped).
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-record.sh"
 
@@ -61,6 +62,16 @@ case $(summary_get "$F" main_module) in
 *) fail "exec: the trace is the exec'ed program's ($(summary_get "$F" main_module))" ;;
 esac
 is "$(summary_get "$F" end_tag)" "1" "exec: the trace is finished"
+
+# ---- exec while being sampled: 30 generations, each busy until it execs the next; a
+# sampling signal left pending across execve would kill the new image (its handler is
+# reset to the default action), which the exec interposers prevent
+F=$T/execloop.nettrace
+record_q -F 1000 -o "$F" -- "$WORK" execloop 0.02 30
+is_rc 0 "exec while sampled at 1 kHz, 30 times: the program survives"
+is "$(cat "$T/rec.out")" "generations done" "exec while sampled: every generation ran"
+[ "$rc" = 0 ] || diag "$(cat "$T/rec.err")"
+is "$(summary_get "$F" end_tag)" "1" "exec while sampled: the last image's trace is finished"
 
 # ---- SIGINT to nettrace-record: stop, finalize, and the command goes
 F=$T/int.nettrace

@@ -15,6 +15,8 @@
  *   fork     split, plus a child forked every 100 ms that works 20 ms and exits; with
  *            ARG "exec" the child execs "nts-work split 0.05" instead
  *   idle     the main thread sleeps (the sampler must not wake it more than once)
+ *   execloop works SECONDS then execs itself with ARG - 1 (default 20) generations left,
+ *            while it is being sampled; the last generation prints "generations done"
  * Work is counted in iterations, not clock reads, inside the measured functions (a
  * clock-polling leaf would put the samples in the vDSO). */
 #define _GNU_SOURCE 1
@@ -350,7 +352,23 @@ int main(int argc, char **argv)
 		run_churn(argc > 3 ? atoi(argv[3]) : 4);
 	else if (strcmp(mode, "fork") == 0)
 		run_fork(argv[0], argc > 3 && strcmp(argv[3], "exec") == 0);
-	else if (strcmp(mode, "idle") == 0) {
+	else if (strcmp(mode, "execloop") == 0) {
+		/* busy up to the exec, so that the sampler signals this thread while it execs:
+		 * a sampling signal left pending across execve would kill the new image (its
+		 * handler is reset to the default action, which terminates) */
+		int left = argc > 3 ? atoi(argv[3]) : 20;
+		uint64_t until = now_ns() + (uint64_t)(seconds * 1e9);
+		while (now_ns() < until)
+			sink += caller_a(UNIT / 10);
+		if (left > 0) {
+			char n[16];
+			snprintf(n, sizeof n, "%d", left - 1);
+			execl(argv[0], argv[0], "execloop", argv[2], n, (char *)NULL);
+			perror("nts-work: execl");
+			return 1;
+		}
+		printf("generations done\n");
+	} else if (strcmp(mode, "idle") == 0) {
 		struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
