@@ -932,10 +932,13 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	const nt_reader_stats *st = nt_reader_stats_get(r);
 	s->info.lost_events = st->lost_events;
 	s->info.truncated = st->truncated;
-	if (s->info.samples)
-		s->info.duration_ns =
-			(int64_t)((double)(s->info.last_ts - s->info.first_ts) * 1e9 /
-				  (double)h->qpc_frequency);
+	if (s->info.samples) {
+		/* timestamps and the tick rate are the file's word: a span int64 ns cannot
+		 * hold saturates (the conversion of a larger double is undefined) */
+		double d = (double)(s->info.last_ts - s->info.first_ts) * 1e9 /
+			   (double)h->qpc_frequency;
+		s->info.duration_ns = d < 9.2e18 ? (int64_t)d : INT64_MAX;
+	}
 	return 0;
 }
 
