@@ -302,6 +302,16 @@ static void exec_failed(void)
 		errno = ENOSYS;                                                            \
 		return -1;                                                                 \
 	}
+/* the real call between exec_prepare() and, when it returns (the exec failed),
+ * exec_failed(), keeping its errno */
+#define EXEC_CALL(call)                                                                    \
+	do {                                                                               \
+		exec_prepare();                                                            \
+		int rc_ = (call), e_ = errno;                                              \
+		exec_failed();                                                             \
+		errno = e_;                                                                \
+		return rc_;                                                                \
+	} while (0)
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -313,11 +323,7 @@ __asm__(".symver exec_ve, execve@@GLIBC_2.2.5");
 NTS_API int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(real, "execve", execve_fn);
-	exec_prepare();
-	int rc = real(path, argv, envp), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(path, argv, envp));
 }
 
 int exec_v(const char *path, char *const argv[]);
@@ -325,11 +331,7 @@ __asm__(".symver exec_v, execv@@GLIBC_2.2.5");
 NTS_API int exec_v(const char *path, char *const argv[])
 {
 	EXEC_REAL(real, "execv", execv_fn);
-	exec_prepare();
-	int rc = real(path, argv), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(path, argv));
 }
 
 int exec_vp(const char *file, char *const argv[]);
@@ -337,11 +339,7 @@ __asm__(".symver exec_vp, execvp@@GLIBC_2.2.5");
 NTS_API int exec_vp(const char *file, char *const argv[])
 {
 	EXEC_REAL(real, "execvp", execv_fn);
-	exec_prepare();
-	int rc = real(file, argv), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(file, argv));
 }
 
 int exec_vpe(const char *file, char *const argv[], char *const envp[]);
@@ -349,11 +347,7 @@ __asm__(".symver exec_vpe, execvpe@@GLIBC_2.11");
 NTS_API int exec_vpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(real, "execvpe", execve_fn);
-	exec_prepare();
-	int rc = real(file, argv, envp), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(file, argv, envp));
 }
 
 int exec_fve(int fd, char *const argv[], char *const envp[]);
@@ -361,11 +355,7 @@ __asm__(".symver exec_fve, fexecve@@GLIBC_2.2.5");
 NTS_API int exec_fve(int fd, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(real, "fexecve", fexecve_fn);
-	exec_prepare();
-	int rc = real(fd, argv, envp), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(fd, argv, envp));
 }
 
 int exec_veat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
@@ -374,11 +364,7 @@ NTS_API int exec_veat(int dirfd, const char *path, char *const argv[], char *con
 		      int flags)
 {
 	EXEC_REAL(real, "execveat", execveat_fn);
-	exec_prepare();
-	int rc = real(dirfd, path, argv, envp, flags), e = errno;
-	exec_failed();
-	errno = e;
-	return rc;
+	EXEC_CALL(real(dirfd, path, argv, envp, flags));
 }
 
 /* The execl* forms: their variable arguments as an argv (and envp for execle), then the
