@@ -18,20 +18,7 @@ need_tool "$FOLD"
 need_tool "$MK"
 need_tool "$BIN"
 
-for t in nm objdump; do
-	if ! command -v $t >/dev/null 2>&1; then
-		echo "1..0 # SKIP $t (binutils) is not installed"
-		exit 0
-	fi
-done
-if command -v eu-addr2line >/dev/null 2>&1; then
-	A2L=eu-addr2line
-elif command -v addr2line >/dev/null 2>&1; then
-	A2L=addr2line
-else
-	echo "1..0 # SKIP neither eu-addr2line nor addr2line is installed"
-	exit 0
-fi
+. "$E2E/lib-native.sh"
 
 # chains FILE: for each address in FILE (hex, one per line), one line "ADDR f1;f2;..." with
 # the functions of its inline chain, innermost first ("inlined at" parts dropped).

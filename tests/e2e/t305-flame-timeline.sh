@@ -13,7 +13,6 @@ need_tool "$FLAME"
 need_tool "$FOLD"
 PYRO=$TRACES/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace
 MIXED=$TRACES/perfview/mixed_managed_external_samples.nettrace
-DRIVER=$E2E/flame-browser.js
 sum() { awk '{ s += $NF } END { printf "%.0f", s }' "$1"; }
 # bars FILE: the samples of each bar, one a line
 bars() { sed -n 's|^<rect n="\([0-9]*\)" .*|\1|p' "$1"; }
@@ -87,48 +86,8 @@ is_rc 1 "--timeline --format speedscope: exit 1"
 is_empty "$T/out" "usage error: nothing on standard output"
 
 # ---- in a browser: a drag and a click show the --range
-CHROMIUM=${CHROMIUM:-}
-if [ -z "$CHROMIUM" ]; then
-	for c in chromium chromium-browser google-chrome; do
-		CHROMIUM=$(command -v "$c" 2>/dev/null) && break
-		CHROMIUM=
-	done
-fi
-why=
-if ! command -v node >/dev/null 2>&1; then
-	why="node not found (Debian: nodejs)"
-elif [ -z "$CHROMIUM" ]; then
-	why="chromium not found (Debian: chromium)"
-else
-	NODE_PATH=$top_builddir/node_modules:$top_srcdir/node_modules${NODE_PATH:+:$NODE_PATH}
-	command -v npm >/dev/null 2>&1 && NODE_PATH=$NODE_PATH:$(npm root -g 2>/dev/null)
-	export NODE_PATH
-	node -e 'require("playwright-core")' 2>/dev/null ||
-		why="playwright-core not installed (npm install -g playwright-core)"
-fi
-if [ -n "$why" ]; then
-	skip "timeline in a browser" "$why"
-	done_testing
-fi
-export CHROMIUM
-browser() {
-	desc=$1; shift
-	node "$DRIVER" "$@" >"$T/b.out" 2>"$T/b.err"
-	brc=$?
-	if [ "$brc" -ne 0 ]; then
-		fail "$desc: the browser runs"
-		diag "$(cat "$T/b.out" "$T/b.err" | head -n 20)"
-		return
-	fi
-	while IFS= read -r line; do
-		case $line in
-		PASS\ *) pass "$desc: ${line#PASS }" ;;
-		FAIL\ *) fail "$desc: ${line#FAIL }" ;;
-		INFO\ *) diag "$desc: ${line#INFO }" ;;
-		SKIP\ *) skip "$desc" "${line#SKIP }" ;;
-		esac
-	done <"$T/b.out"
-}
+. "$E2E/lib-browser.sh"
+browser_ready "timeline in a browser"
 browser "timeline drag" --svg "$T/p.svg" --timeline-drag 20,39 --timeline-range "--range $range"
 one=$(awk -v s="$start" -v e="$end" 'BEGIN {
 	a = s + (e - s) * 5 / 100; b = s + (e - s) * 6 / 100

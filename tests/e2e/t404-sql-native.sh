@@ -14,20 +14,7 @@ need_tool "$SQL"
 need_tool "$FOLD"
 need_tool "$MK"
 need_tool "$BIN"
-for t in nm objdump; do
-	if ! command -v $t >/dev/null 2>&1; then
-		echo "1..0 # SKIP $t (binutils) is not installed"
-		exit 0
-	fi
-done
-if command -v eu-addr2line >/dev/null 2>&1; then
-	A2L=eu-addr2line
-elif command -v addr2line >/dev/null 2>&1; then
-	A2L=addr2line
-else
-	echo "1..0 # SKIP neither eu-addr2line nor addr2line is installed"
-	exit 0
-fi
+. "$E2E/lib-native.sh"
 q() { "$SQL" "$T/n.db" --csv -q "$1" 2>&1 | tail -n +2; }
 
 # The leaf: the address of dp_worker with the longest inline chain; the caller: main's
