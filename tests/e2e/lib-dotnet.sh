@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+# lib-dotnet.sh - the .NET side of the end-to-end tests, sourced after lib.sh: skips a test
+# with a visible reason where no `dotnet` is installed, builds the workloads of
+# tests/dotnet/workloads once per build tree (whichever test gets there first, under a lock)
+# and records them with the runtime's own EventPipe file session.
+#
+#   dotnet_need                  skip the whole test ("1..0 # SKIP ...") without dotnet
+#   dotnet_workloads             build the workloads; sets NT_WORKLOADS (the program)
+#   dotnet_record MODE OUT [ARG] run one workload mode with a file session writing OUT;
+#                                its own measurements ("key=value") go to OUT.truth
+#   truth KEY FILE               one value of a .truth file
+#
+# The build is a copy of the sources under $top_builddir/tests/dotnet/build (so that an
+# out-of-tree, read-only source tree works) and is redone only when a source changed.
+
+DOTNET_NOLOGO=1
+DOTNET_CLI_TELEMETRY_OPTOUT=1
+DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+DOTNET_GENERATE_ASPNET_CERTIFICATE=false
+export DOTNET_NOLOGO DOTNET_CLI_TELEMETRY_OPTOUT DOTNET_SKIP_FIRST_TIME_EXPERIENCE \
+	DOTNET_GENERATE_ASPNET_CERTIFICATE
+
+DOTNET_SRC=$top_srcdir/tests/dotnet
+DOTNET_BUILD=$top_builddir/tests/dotnet/build
+
+# The providers of a CPU-sampling file session: the sample profiler, the runtime's events
+# (GC, loader, JIT, NGen, exceptions, contention, threading... at verbose level) and, at the
+# end of the session, the rundown that the runtime adds to every file session.
+NT_DOTNET_CONFIG='Microsoft-DotNETCore-SampleProfiler:0:5,Microsoft-Windows-DotNETRuntime:0x4c14fccbd:5'
+
+dotnet_need() {
+	if ! command -v dotnet >/dev/null 2>&1; then
+		echo "1..0 # SKIP dotnet is not installed (the .NET 10 SDK runs these tests)"
+		exit 0
+	fi
+}
+
+# dotnet_build_project NAME: builds tests/dotnet/NAME into $DOTNET_BUILD/NAME/out, once.
+dotnet_build_project() {
+	src=$DOTNET_SRC/$1
+	dst=$DOTNET_BUILD/$1
+	mkdir -p "$DOTNET_BUILD" || return 1
+	(
+		flock 9 || exit 1
+		stamp=$dst/.built
+		if [ -f "$stamp" ] && [ -z "$(find "$src" -newer "$stamp" -type f 2>/dev/null)" ]; then
+			exit 0
+		fi
+		rm -rf "$dst" && mkdir -p "$dst/src" || exit 1
+		cp -R "$src"/. "$dst/src/" && chmod -R u+w "$dst/src" || exit 1
+		if ! dotnet build -nologo -v q -c Release -o "$dst/out" "$dst/src" >"$dst/build.log" 2>&1; then
+			cat "$dst/build.log" >&2
+			exit 1
+		fi
+		touch "$stamp"
+	) 9>"$DOTNET_BUILD/.lock"
+}
+
+dotnet_workloads() {
+	if ! dotnet_build_project workloads; then
+		echo "Bail out! dotnet build of tests/dotnet/workloads failed"
+		exit 1
+	fi
+	NT_WORKLOADS=$DOTNET_BUILD/workloads/out/nt-workloads
+}
+
+dotnet_record() {
+	mode=$1 out=$2
+	shift 2
+	DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath=$out \
+		DOTNET_EventPipeConfig=$NT_DOTNET_CONFIG \
+		"$NT_WORKLOADS" "$mode" "$@" >"$out.truth" 2>"$out.err"
+}
+
+truth() {
+	sed -n "s/^$1=//p" "$2" | head -n 1
+}
