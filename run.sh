@@ -36,6 +36,9 @@ PKGS_TEST="clang groff-base"
 # nodejs package includes npm and conflicts with Debian's npm), so it is only installed
 # when there is no node at all.
 PKGS_TEST="$PKGS_TEST chromium golang-go elfutils"
+# nettrace-sql --to clickhouse:// is tested against two real ClickHouse servers on loopback
+# ports (t410 starts and stops them itself; no system service is used).
+PKGS_TEST="$PKGS_TEST clickhouse-server clickhouse-client"
 command -v npm >/dev/null 2>&1 || PKGS_TEST="$PKGS_TEST nodejs npm"
 PLAYWRIGHT=playwright-core@1.65.1
 

@@ -2,7 +2,8 @@
 /* nettrace-sql.c - SQL over the samples of nettrace files: imports traces into an SQLite
  * database (-o FILE, created or appended to) and/or runs a query (-q SQL, --query-file)
  * over the import (in memory without -o) or over an existing database, printing the
- * result as an aligned table, CSV or JSON.
+ * result as an aligned table, CSV or JSON; or streams the import into ClickHouse (--to
+ * URL, one trace per file, known by a hash of the file's bytes).
  * Input: FILE... (traces, "-" = stdin; or one database, told apart by its header);
  * output: stdout; diagnostics and the progress line: stderr. The work is libnettrace's
  * (profile.c, store-sqlite.c); this file parses options and formats results. */
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 enum {
 	OPT_QUERY = 'q',
@@ -28,6 +30,9 @@ enum {
 	OPT_CSV,
 	OPT_JSON,
 	OPT_NO_EVENTS,
+	OPT_TO,
+	OPT_REPLACE,
+	OPT_LABEL,
 };
 
 /* The shared profile rows that make sense for a database (no --unit, --per-thread,
@@ -40,6 +45,12 @@ static const tool_opt sql_opts[] = {
 	{"csv", no_argument, OPT_CSV, NULL, "print the result as CSV (with a header line)"},
 	{"json", no_argument, OPT_JSON, NULL, "print the result as a JSON array of objects"},
 	{"no-events", no_argument, OPT_NO_EVENTS, NULL, "import samples only, no events"},
+	{"to", required_argument, OPT_TO, "URL",
+	 "import into ClickHouse: clickhouse://[USER[:PW]@]HOST[:PORT][/DB]"},
+	{"replace", no_argument, OPT_REPLACE, NULL,
+	 "with --to: import traces that are there already again"},
+	{"label", required_argument, OPT_LABEL, "KEY=VALUE",
+	 "with --to: a label of the traces (service=api, deploy=v42; repeatable)"},
 	{"range", required_argument, OPT_RANGE, "A..B",
 	 "import samples in [A, B) only: 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
 	{"thread", required_argument, OPT_THREAD, "TID,...", "import samples of these threads only"},
@@ -64,6 +75,10 @@ typedef struct sql_cfg {
 	const char *query_file; /* --query-file */
 	int fmt;                /* enum fmt */
 	int no_events;
+	const char *to;         /* --to */
+	int replace;
+	const char *labels[64]; /* --label */
+	size_t nlabels;
 } sql_cfg;
 
 /* The temporary file of the import in progress, removed by the signal handler so that an
@@ -501,6 +516,85 @@ static int is_database(const char *path)
 	return n == (ssize_t)sizeof head && nt_store_probe(head, sizeof head);
 }
 
+/* ------------------------------------------------------------------ ClickHouse */
+
+/* The id of a trace in ClickHouse: CRC-32 and Adler-32 of the file's bytes (zlib's) and
+ * its size, in hex. Not a cryptographic digest: two files share an id only if made to. */
+static int file_id(tool *t, const char *path, char *out, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, path, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	uLong crc = crc32(0L, Z_NULL, 0), adl = adler32(0L, Z_NULL, 0);
+	uint64_t size = 0;
+	unsigned char buf[1 << 16];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "%s: %s: %s\n", t->prog, path, strerror(errno));
+			close(fd);
+			return EXIT_SYSTEM;
+		}
+		crc = crc32(crc, buf, (uInt)n);
+		adl = adler32(adl, buf, (uInt)n);
+		size += (uint64_t)n;
+	}
+	close(fd);
+	snprintf(out, cap, "%08lx%08lx%016" PRIx64, crc & 0xffffffffUL, adl & 0xffffffffUL, size);
+	return 0;
+}
+
+/* Streams the committed store into ClickHouse, one trace per file. */
+static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
+{
+	char (*idbuf)[41] = calloc((size_t)nfiles, sizeof *idbuf);
+	const char **ids = calloc((size_t)nfiles, sizeof *ids);
+	int ec = 0;
+	if (!idbuf || !ids) {
+		fprintf(stderr, "%s: out of memory\n", t->prog);
+		ec = EXIT_SYSTEM;
+	}
+	for (int i = 0; !ec && i < nfiles; i++) {
+		ec = file_id(t, files[i], idbuf[i], sizeof idbuf[i]);
+		ids[i] = idbuf[i];
+	}
+	nt_store_stats ss;
+	nt_store_stats_get(st, &ss);
+	if (!ec && ss.sessions != (uint64_t)nfiles) {
+		fprintf(stderr, "%s: %d files gave %" PRIu64 " sessions; --to needs one each\n",
+			t->prog, nfiles, ss.sessions);
+		ec = EXIT_BADINPUT;
+	}
+	if (!ec) {
+		nt_ch_opts o = {sizeof o, cfg->to, ids, (size_t)nfiles,
+				(cfg->replace ? NT_CH_REPLACE : 0u) |
+					(cfg->no_events ? NT_CH_NO_EVENTS : 0u),
+				cfg->labels, cfg->nlabels};
+		nt_ch_stats cs = {sizeof cs, 0, 0, 0, 0, 0, 0, 0};
+		nt_error err;
+		nt_error_clear(&err);
+		double t0 = now_s();
+		if (nt_store_export_clickhouse(st, &o, &cs, &err)) {
+			ec = tool_error(t, NULL, &err);
+		} else if (t->verbose) {
+			double dt = now_s() - t0;
+			fprintf(stderr,
+				"%s: ClickHouse: %" PRIu64 " trace(s) imported, %" PRIu64
+				" there already, %" PRIu64 " samples, %" PRIu64 " events, %" PRIu64
+				" rows (%.1f MB) in %.3f s\n",
+				t->prog, cs.imported, cs.skipped, cs.samples, cs.events, cs.rows,
+				(double)cs.bytes / 1e6, dt);
+		}
+	}
+	free(idbuf);
+	free(ids);
+	return ec;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
@@ -537,6 +631,13 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		case OPT_CSV: cfg->fmt = FMT_CSV; break;
 		case OPT_JSON: cfg->fmt = FMT_JSON; break;
 		case OPT_NO_EVENTS: cfg->no_events = 1; break;
+		case OPT_TO: cfg->to = optarg; break;
+		case OPT_REPLACE: cfg->replace = 1; break;
+		case OPT_LABEL:
+			if (cfg->nlabels == sizeof cfg->labels / sizeof cfg->labels[0])
+				return tool_usage_error(t, "too many --label options (64 at most)");
+			cfg->labels[cfg->nlabels++] = optarg;
+			break;
 		case 'v': t->verbose = 1; break;
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
@@ -552,9 +653,11 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return tool_usage_error(t, "no input file (use - for standard input)");
-	if (!cfg->out && !cfg->query && !cfg->query_file)
+	if (!cfg->out && !cfg->query && !cfg->query_file && !cfg->to)
 		return tool_usage_error(t, "nothing to do: give -o FILE to import, -q SQL to query, "
-					   "or both");
+					   "--to URL to import into ClickHouse, or several");
+	if ((cfg->replace || cfg->nlabels) && !cfg->to)
+		return tool_usage_error(t, "%s needs --to", cfg->replace ? "--replace" : "--label");
 	return -1;
 }
 
@@ -600,6 +703,24 @@ int main(int argc, char **argv)
 	int ndb = 0;
 	for (int i = 0; i < nfiles; i++)
 		ndb += is_database(files[i]);
+	if (cfg.to) {
+		for (int i = 0; i < nfiles; i++)
+			if (strcmp(files[i], "-") == 0) {
+				rc = tool_usage_error(&t, "--to reads files, not standard input (a "
+							  "trace's id is a hash of its file)");
+				goto out;
+			}
+		if (ndb) {
+			rc = tool_usage_error(&t, "--to imports traces, not a database");
+			goto out;
+		}
+		/* the URL is checked before the import (no session: nothing is sent) */
+		nt_ch_opts o = {sizeof o, cfg.to, NULL, 0, 0, cfg.labels, cfg.nlabels};
+		if (nt_store_export_clickhouse(NULL, &o, NULL, &err) == NT_EINVAL) {
+			rc = tool_usage_error(&t, "%s", err.msg);
+			goto out;
+		}
+	}
 	if (ndb && (nfiles > 1 || cfg.out)) {
 		rc = tool_usage_error(&t, "a database is queried alone: give either one database "
 					  "with -q, or traces");
@@ -659,6 +780,14 @@ int main(int argc, char **argv)
 				" groups, %" PRIu64 " events, %" PRIu64 " new callsites%s%s\n",
 				t.prog, ss.sessions, ss.samples, ss.groups, ss.events, ss.callsites,
 				cfg.out ? " into " : "", cfg.out ? cfg.out : "");
+		}
+		if (cfg.to) {
+			int xc = export_clickhouse(&t, &cfg, st, files, nfiles);
+			if (xc) {
+				if (t.rc < xc)
+					t.rc = xc;
+				goto finish;
+			}
 		}
 	}
 	if (query)

@@ -993,6 +993,53 @@ NT_API int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void 
 			  nt_error *err);
 
 /* ---------------------------------------------------------------------------------------
+ * ClickHouse (store-clickhouse.c): the model of a store streamed into ClickHouse tables
+ * made for many traces (doc/clickhouse-schema.md), through ClickHouse's HTTP interface.
+ * Each session of the store is one trace, known by an id derived from its content by the
+ * caller (nettrace-sql hashes the file), so that importing the same trace again adds
+ * nothing. A trace's row in `traces` is written last: it marks the trace complete; rows
+ * of a trace without it (an import that failed half-way) are deleted by the next import
+ * of that trace before it writes. */
+enum nt_ch_flags {
+	NT_CH_REPLACE = 1u << 0,   /* import traces that are complete already again */
+	NT_CH_NO_EVENTS = 1u << 1, /* samples only: no rows in `events` */
+};
+
+typedef struct nt_ch_opts {
+	size_t sz;               /* sizeof(nt_ch_opts) */
+	const char *url;         /* clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB] (also
+				  * http://); port 8123 and database "default" if not given */
+	const char *const *ids;  /* ids[i]: the trace id of the store's session i + 1, 1 to 64
+				  * lower-case hex digits */
+	size_t nids;             /* sessions to export (a session past nids is not exported) */
+	unsigned flags;          /* enum nt_ch_flags */
+	const char *const *labels; /* "KEY=VALUE" each, stored with every trace (service,
+				  * deploy, host...: traces.label_keys/label_values) */
+	size_t nlabels;
+} nt_ch_opts;
+
+typedef struct nt_ch_stats {
+	size_t sz;          /* sizeof(nt_ch_stats) (set by the caller; 0 means all of it) */
+	uint64_t imported;  /* traces written */
+	uint64_t skipped;   /* traces complete already (or given twice) */
+	uint64_t cleared;   /* tables that held rows of an earlier, failed import */
+	uint64_t samples;   /* rows written to samples */
+	uint64_t events;    /* rows written to events */
+	uint64_t rows;      /* rows written to every table but traces */
+	uint64_t bytes;     /* bytes of those rows as sent */
+} nt_ch_stats;
+
+/* Creates the database and tables when missing, then writes the sessions of st (which
+ * must be committed or queryable) as traces. Returns 0, or: NT_EINVAL (bad URL or ids),
+ * NT_EIO (cannot connect, connection lost: sys_errno says why), NT_ESQL (ClickHouse
+ * refused a statement: its message), NT_EFORMAT (a reply that is not HTTP, with its
+ * offset), NT_ENOMEM. On failure no trace of this call is marked complete. stats (may be
+ * NULL) is filled either way. With nids 0, only the URL and labels are checked (st may be NULL) and
+ * nothing is sent. Blocks; one call at a time per store. */
+NT_API int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
+				      nt_error *err);
+
+/* ---------------------------------------------------------------------------------------
  * Native symbols (sym-dwarf.c): IP -> "module!function" frames through the module map the
  * sampler records (ModuleMap events, doc/format/sampler-events.md), with ELF symbols, the
  * DWARF inline chain (each inlined function is a frame of its own) and file:line.

@@ -1,0 +1,1034 @@
+/* SPDX-License-Identifier: MIT */
+/* store-clickhouse.c - the ClickHouse export: the model of an SQLite store (sessions,
+ * threads, stacks, samples, events) streamed into ClickHouse tables made for many traces
+ * (doc/clickhouse-schema.md), over ClickHouse's HTTP interface with one streamed
+ * "INSERT ... FORMAT RowBinary" per table (ClickHouse's native binary rows: no text to
+ * format or parse on either side).
+ *
+ * Each session of the store is one trace, known by the id its caller derives from the
+ * trace's content. A trace is complete when its row in `traces` exists; that row is
+ * written last, so a failed import leaves rows that no query joined with `traces` counts,
+ * and the next import of the same trace first deletes them (ALTER TABLE ... DELETE, which
+ * touches only the parts that exist when it is issued). A trace already complete is
+ * skipped: importing the same file twice adds nothing.
+ *
+ * The server is a peer like any other input: its replies are read with a size cap and
+ * parsed with bounds checks; a malformed reply is an error with its offset.
+ * Not here: building the store (store-sqlite.c), the content ids (the caller). */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CH_REPLY_MAX (4u << 20)      /* a reply larger than this is not ClickHouse's */
+#define CH_CHUNK (1u << 20)          /* bytes of a request body sent as one chunk */
+#define CH_TIMEOUT_MS 60000          /* no byte from the server for this long: give up */
+
+/* The tables, created when missing (@DB@: the database). trace_id first in every key: a trace's rows are
+ * together, and "WHERE trace_id = ..." reads only them. */
+static const char *const CH_SCHEMA[] = {
+	"CREATE TABLE IF NOT EXISTS @DB@.traces (trace_id String, file String, "
+	"imported DateTime, sessions UInt32, samples UInt64, events UInt64, generator String, "
+	"label_keys Array(String), label_values Array(String)) "
+	"ENGINE = MergeTree ORDER BY trace_id",
+	"CREATE TABLE IF NOT EXISTS @DB@.sessions (trace_id String, session_id UInt32, "
+	"file String, process_id Int64, start_utc String, qpc_frequency Int64, "
+	"declared_interval_ns Int64, inferred_interval_ns Float64, schedule String, "
+	"duration_ns Int64, pointer_size Int32, processors Int32, format_version Int32, "
+	"compat String, trace_samples UInt64, samples UInt64, lost_events Int64, "
+	"truncated UInt8) ENGINE = MergeTree ORDER BY (trace_id, session_id)",
+	"CREATE TABLE IF NOT EXISTS @DB@.threads (trace_id String, thread_id UInt32, "
+	"tid Int64, name String) ENGINE = MergeTree ORDER BY (trace_id, thread_id)",
+	"CREATE TABLE IF NOT EXISTS @DB@.stacks (trace_id String, callsite_id UInt64, "
+	"depth UInt32, leaf String, frames Array(String)) "
+	"ENGINE = MergeTree ORDER BY (trace_id, callsite_id)",
+	"CREATE TABLE IF NOT EXISTS @DB@.samples (trace_id String, thread_id UInt32, "
+	"ts_ns Int64, callsite_id UInt64, category String, sample_type String, "
+	"weight_ns Float64, subsystem String) ENGINE = MergeTree ORDER BY (trace_id, ts_ns)",
+	"CREATE TABLE IF NOT EXISTS @DB@.events (trace_id String, thread_id UInt32, ts_ns Int64, "
+	"provider String, event_id UInt32, name String, duration_ns Nullable(Int64), "
+	"payload String) ENGINE = MergeTree ORDER BY (trace_id, name, ts_ns)",
+};
+/* The data tables, in the order they are written; `traces` comes last. */
+static const char *const CH_DATA_TABLES[] = {"sessions", "threads", "stacks", "samples",
+					     "events"};
+#define CH_NDATA (sizeof CH_DATA_TABLES / sizeof CH_DATA_TABLES[0])
+
+/* ------------------------------------------------------------------ text buffer */
+
+typedef struct chbuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+} chbuf;
+
+static void cb_put(chbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap && nt_grow((void **)&b->p, &b->cap, b->n + n + 1, 1)) {
+		b->oom = 1;
+		return;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void cb_str(chbuf *b, const char *s)
+{
+	cb_put(b, s, strlen(s));
+}
+
+static void cb_fmt(chbuf *b, const char *fmt, ...) NT_PRINTF(2, 3);
+static void cb_fmt(chbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof tmp) {
+		cb_put(b, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) {
+		b->oom = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	cb_put(b, big, (size_t)n);
+	free(big);
+}
+
+/* RowBinary values: little-endian integers and floats, strings as a LEB128 length and
+ * the bytes, Nullable as a 0/1 byte before the value, arrays as a LEB128 count. */
+static void rb_uleb(chbuf *b, uint64_t v)
+{
+	unsigned char t[10];
+	size_t n = 0;
+	do {
+		t[n] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			t[n] |= 0x80;
+		n++;
+	} while (v);
+	cb_put(b, (const char *)t, n);
+}
+
+static void rb_le(chbuf *b, uint64_t v, size_t n)
+{
+	unsigned char t[8];
+	for (size_t i = 0; i < n; i++)
+		t[i] = (unsigned char)(v >> (8 * i));
+	cb_put(b, (const char *)t, n);
+}
+
+static void rb_str(chbuf *b, const char *s, size_t n)
+{
+	rb_uleb(b, n);
+	cb_put(b, s, n);
+}
+
+static void rb_f64(chbuf *b, double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof u);
+	rb_le(b, u, 8);
+}
+
+/* ------------------------------------------------------------------ HTTP */
+
+typedef struct chconn {
+	char host[256];
+	char port[16];
+	char db[128];
+	char user[128];
+	char password[128];
+} chconn;
+
+static int ident_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
+
+static int copy_part(char *dst, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		return -1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB] (also http://); port 8123, database
+ * "default" when not given. */
+static int parse_url(chconn *c, const char *url, nt_error *err)
+{
+	memset(c, 0, sizeof *c);
+	const char *p = url;
+	if (!strncmp(p, "clickhouse://", 13))
+		p += 13;
+	else if (!strncmp(p, "http://", 7))
+		p += 7;
+	else
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "'%s' is not a ClickHouse URL (clickhouse://HOST[:PORT][/DB])", url);
+	const char *slash = strchr(p, '/');
+	const char *end = slash ? slash : p + strlen(p);
+	const char *at = memchr(p, '@', (size_t)(end - p));
+	if (at) {
+		const char *colon = memchr(p, ':', (size_t)(at - p));
+		const char *ue = colon ? colon : at;
+		if (copy_part(c->user, sizeof c->user, p, (size_t)(ue - p)) ||
+		    (colon && copy_part(c->password, sizeof c->password, colon + 1,
+					(size_t)(at - colon - 1))))
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "user name too long in '%s'",
+				       url);
+		p = at + 1;
+	}
+	const char *colon = memchr(p, ':', (size_t)(end - p));
+	const char *he = colon ? colon : end;
+	if (he == p || copy_part(c->host, sizeof c->host, p, (size_t)(he - p)))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no host in '%s'", url);
+	if (colon) {
+		if (copy_part(c->port, sizeof c->port, colon + 1, (size_t)(end - colon - 1)) ||
+		    !c->port[0] || strspn(c->port, "0123456789") != strlen(c->port))
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad port in '%s'", url);
+	} else {
+		strcpy(c->port, "8123");
+	}
+	const char *db = slash && slash[1] ? slash + 1 : "default";
+	if (copy_part(c->db, sizeof c->db, db, strlen(db)) || !ident_ok(c->db))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "bad database name in '%s' (letters, digits and _)", url);
+	return 0;
+}
+
+static void url_encode(chbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+			cb_put(b, (const char *)p, 1);
+		} else {
+			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+			cb_put(b, e, 3);
+		}
+	}
+}
+
+typedef struct chreq {
+	const chconn *c;
+	int fd;
+	nt_error *err;
+} chreq;
+
+static int send_all(chreq *r, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return nt_fail_errno(r->err, errno, "ClickHouse %s:%s: send failed",
+					     r->c->host, r->c->port);
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Opens the connection and sends the request head: POST with the query in the URL (when
+ * query is not NULL) and a chunked body. */
+static int req_start(chreq *r, const chconn *c, const char *query, nt_error *err)
+{
+	r->c = c;
+	r->err = err;
+	r->fd = -1;
+	struct addrinfo hints, *ai = NULL;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_socktype = SOCK_STREAM;
+	int g = getaddrinfo(c->host, c->port, &hints, &ai);
+	if (g)
+		return nt_fail(err, NT_EIO, NT_NO_OFFSET, "ClickHouse host %s: %s", c->host,
+			       gai_strerror(g));
+	int e = ECONNREFUSED;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+			r->fd = fd;
+			break;
+		}
+		e = errno;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	if (r->fd < 0)
+		return nt_fail_errno(err, e, "cannot connect to ClickHouse at %s:%s", c->host,
+				     c->port);
+	int one = 1;
+	setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	chbuf h = {0};
+	/* no database= parameter: every statement names its tables with the database, and
+	 * the database may not exist yet */
+	cb_str(&h, "POST /?send_progress_in_http_headers=0");
+	if (c->user[0]) {
+		cb_str(&h, "&user=");
+		url_encode(&h, c->user);
+		cb_str(&h, "&password=");
+		url_encode(&h, c->password);
+	}
+	if (query) {
+		cb_str(&h, "&query=");
+		url_encode(&h, query);
+	}
+	cb_fmt(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" NT_VERSION_STRING
+		   "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+	       c->host, c->port);
+	int rc = h.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
+		       : send_all(r, h.p, h.n);
+	free(h.p);
+	return rc;
+}
+
+static int req_chunk(chreq *r, const char *p, size_t n)
+{
+	if (!n)
+		return 0;
+	char head[32];
+	int k = snprintf(head, sizeof head, "%zx\r\n", n);
+	if (send_all(r, head, (size_t)k) || send_all(r, p, n) || send_all(r, "\r\n", 2))
+		return -1;
+	return 0;
+}
+
+/* Reads the whole reply (the server closes the connection) and checks its status.
+ * On success, *body (malloc'd, NUL-terminated, may be NULL) is the decoded body. */
+static int req_finish(chreq *r, char **body)
+{
+	if (body)
+		*body = NULL;
+	int rc = send_all(r, "0\r\n\r\n", 5);
+	chbuf in = {0};
+	while (!rc) {
+		struct pollfd pfd = {r->fd, POLLIN, 0};
+		int pr = poll(&pfd, 1, CH_TIMEOUT_MS);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0) {
+			rc = nt_fail(r->err, NT_EIO, NT_NO_OFFSET,
+				     "ClickHouse %s:%s sent no reply in %d s", r->c->host,
+				     r->c->port, CH_TIMEOUT_MS / 1000);
+			break;
+		}
+		char tmp[16384];
+		ssize_t k = recv(r->fd, tmp, sizeof tmp, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = nt_fail_errno(r->err, errno, "ClickHouse %s:%s: receive failed",
+					   r->c->host, r->c->port);
+			break;
+		}
+		if (k == 0)
+			break;
+		if (in.n + (size_t)k > CH_REPLY_MAX) {
+			rc = nt_fail(r->err, NT_ELIMIT, in.n,
+				     "ClickHouse reply larger than %u bytes", CH_REPLY_MAX);
+			break;
+		}
+		cb_put(&in, tmp, (size_t)k);
+		if (in.oom)
+			rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	}
+	close(r->fd);
+	r->fd = -1;
+	if (rc) {
+		free(in.p);
+		return rc;
+	}
+	/* status line, headers, body */
+	const char *p = in.p ? in.p : "";
+	const char *hend = strstr(p, "\r\n\r\n");
+	int status = 0;
+	if (in.n == 0)
+		rc = nt_fail(r->err, NT_EIO, 0, "ClickHouse %s:%s closed the connection without a "
+				 "reply", r->c->host, r->c->port);
+	else if (!hend || sscanf(p, "HTTP/1.%*[01] %d", &status) != 1 || status < 100 ||
+		 status > 599)
+		rc = nt_fail(r->err, NT_EFORMAT, 0, "ClickHouse %s:%s: not an HTTP reply",
+			     r->c->host, r->c->port);
+	if (rc) {
+		free(in.p);
+		return rc;
+	}
+	size_t hlen = (size_t)(hend - p);
+	const char *b = hend + 4;
+	size_t blen = in.n - hlen - 4;
+	chbuf dec = {0};
+	int chunked = 0;
+	for (const char *h = strstr(p, "\r\n"); h && h < hend; h = strstr(h + 2, "\r\n"))
+		if (!strncasecmp(h + 2, "transfer-encoding:", 18) &&
+		    strstr(h + 20, "chunked") && strstr(h + 20, "chunked") < hend)
+			chunked = 1;
+	if (chunked) {
+		size_t i = 0;
+		for (;;) {
+			char *e;
+			if (i >= blen)
+				break;
+			unsigned long long n = strtoull(b + i, &e, 16);
+			const char *crlf = strstr(b + i, "\r\n");
+			if (e == b + i || !crlf || n > blen - (size_t)(crlf + 2 - b)) {
+				rc = nt_fail(r->err, NT_EFORMAT, hlen + 4 + i,
+					     "ClickHouse reply: bad chunk header");
+				break;
+			}
+			i = (size_t)(crlf + 2 - b);
+			if (n == 0)
+				break;
+			cb_put(&dec, b + i, (size_t)n);
+			i += (size_t)n + 2;
+		}
+	} else {
+		cb_put(&dec, b, blen);
+	}
+	free(in.p);
+	if (!rc && dec.oom)
+		rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	if (!rc && status != 200) {
+		/* ClickHouse's own message: "Code: 62, e.displayText() = DB::Exception: ..." */
+		size_t n = dec.n;
+		while (n && (dec.p[n - 1] == '\n' || dec.p[n - 1] == '\r'))
+			n--;
+		rc = nt_fail(r->err, NT_ESQL, NT_NO_OFFSET, "ClickHouse error (HTTP %d): %.*s",
+			     status, (int)(n > 200 ? 200 : n), dec.p ? dec.p : "");
+	}
+	if (!rc && body)
+		*body = dec.p;
+	else
+		free(dec.p);
+	return rc;
+}
+
+/* Runs one statement; its result text (TabSeparated) in *out when out is not NULL. */
+static int ch_exec(const chconn *c, const char *sql, char **out, nt_error *err)
+{
+	chreq r;
+	int rc = req_start(&r, c, NULL, err);
+	if (!rc)
+		rc = req_chunk(&r, sql, strlen(sql));
+	if (!rc)
+		return req_finish(&r, out);
+	if (r.fd >= 0)
+		close(r.fd);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ the export */
+
+typedef struct chexp {
+	const chconn *c;
+	nt_store *st;
+	nt_error *err;
+	const char *const *ids;  /* trace id of session i + 1 */
+	size_t nids;
+	unsigned char *want;     /* [session]: export this session */
+	chreq req;
+	chbuf buf;
+	int table;               /* index in CH_DATA_TABLES of the INSERT in progress */
+	uint64_t rows;
+	uint64_t bytes;
+	/* stacks: every callsite's parent and frame name, by id */
+	int64_t *parent;
+	char **name;
+	size_t ncs;
+	/* samples: each group's encoded columns around ts_ns and weight_ns */
+	const char *const *labels;
+	size_t nlabels;
+	int no_events;
+	uint64_t traces;         /* rows of `traces` written */
+	struct chgroup {
+		chbuf head;        /* trace_id, thread_id */
+		chbuf mid;         /* callsite_id, category, sample_type */
+		chbuf tail;        /* subsystem */
+		double weight;     /* weight_ns / samples, for rows without their own */
+		int want;
+	} *groups;
+	size_t ngroups;
+	nt_ch_stats *stats;
+} chexp;
+
+static const char *trace_of(chexp *x, int64_t session)
+{
+	if (session < 1 || (uint64_t)session > x->nids || !x->want[session - 1])
+		return NULL;
+	return x->ids[session - 1];
+}
+
+static int flush_rows(chexp *x, int last)
+{
+	if (x->buf.oom)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	if (x->buf.n >= CH_CHUNK || (last && x->buf.n)) {
+		x->bytes += x->buf.n;
+		if (req_chunk(&x->req, x->buf.p, x->buf.n))
+			return -1;
+		x->buf.n = 0;
+	}
+	return 0;
+}
+
+/* One value as the ClickHouse column's type: 'b' UInt8, 'u' UInt32, 'U' UInt64, 'i' Int32,
+ * 'I' Int64, 'f' Float64, 's' String, 'n' Nullable(Int64). A NULL of a column that is not
+ * Nullable is written as 0 or "" (the SELECTs COALESCE those that the store may hold). */
+static void put_value(chbuf *b, char type, const nt_sql_value *v)
+{
+	int64_t i = v->type == NT_SQL_INTEGER ? v->i : v->type == NT_SQL_REAL ? (int64_t)v->d : 0;
+	switch (type) {
+	case 'b': rb_le(b, (uint64_t)i, 1); break;
+	case 'u': case 'i': rb_le(b, (uint64_t)i, 4); break;
+	case 'U': case 'I': rb_le(b, (uint64_t)i, 8); break;
+	case 'f': rb_f64(b, v->type == NT_SQL_REAL ? v->d : (double)i); break;
+	case 'n':
+		if (v->type == NT_SQL_NULL) {
+			cb_put(b, "\1", 1);
+		} else {
+			cb_put(b, "\0", 1);
+			rb_le(b, (uint64_t)i, 8);
+		}
+		break;
+	default:
+		if (v->type == NT_SQL_TEXT || v->type == NT_SQL_BLOB)
+			rb_str(b, v->text ? v->text : "", v->text ? v->len : 0);
+		else
+			rb_str(b, "", 0);
+		break;
+	}
+}
+
+/* The column types of each data table after trace_id (put_value's letters), in the order
+ * of CH_SCHEMA and of CH_SELECT; stacks are written by on_used_callsite. */
+static const char *const CH_TYPES[] = {"usIsIIfsIiiisUUIb", "uIs", NULL, NULL, "uIsusns"};
+
+/* A row of a data table's SELECT: column 0 is the session id, replaced by the trace id.
+ * The SELECTs COALESCE every column that is not Nullable in ClickHouse, so a NULL here is
+ * one of a Nullable column (\N). */
+static int on_row(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values || !row->ncols)
+		return 0;
+	const char *id = trace_of(x, row->values[0].type == NT_SQL_INTEGER ? row->values[0].i : -1);
+	if (!id)
+		return 0;
+	const char *types = CH_TYPES[x->table];
+	if (row->ncols != strlen(types) + 1) {
+		nt_fail(x->err, NT_EINTERNAL, NT_NO_OFFSET, "%s: %zu columns for %zu",
+			CH_DATA_TABLES[x->table], row->ncols, strlen(types) + 1);
+		return 1;
+	}
+	rb_str(&x->buf, id, strlen(id));
+	for (size_t i = 1; i < row->ncols; i++)
+		put_value(&x->buf, types[i - 1], &row->values[i]);
+	x->rows++;
+	return flush_rows(x, 0) ? 1 : 0;
+}
+
+/* The SELECT that feeds each data table: columns in the ClickHouse table's order after
+ * trace_id, session id first; COALESCE gives a default where the store may hold NULL and
+ * the ClickHouse column is not Nullable. */
+static const char *const CH_SELECT[] = {
+	/* sessions */
+	"SELECT id, id, file, COALESCE(process_id, 0), COALESCE(start_utc, ''), "
+	"COALESCE(qpc_frequency, 0), COALESCE(declared_interval_ns, 0), "
+	"COALESCE(inferred_interval_ns, 0), COALESCE(schedule, ''), "
+	"COALESCE(duration_ns, 0), COALESCE(pointer_size, 0), COALESCE(processors, 0), "
+	"COALESCE(format_version, 0), compat, trace_samples, samples, "
+	"COALESCE(lost_events, 0), truncated FROM sessions ORDER BY id",
+	/* threads */
+	"SELECT session_id, id, tid, COALESCE(name, '') FROM threads ORDER BY id",
+	/* stacks: written from memory (see write_stacks) */
+	NULL,
+	/* samples: written from the groups and the rows (see write_samples) */
+	NULL,
+	/* events */
+	"SELECT session_id, COALESCE(thread_id, 0), ts_ns, provider, event_id, name, "
+	"duration_ns, COALESCE(payload, '') FROM events",
+};
+
+static int on_callsite(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values)
+		return 0;
+	int64_t id = row->values[0].i;
+	if (id < 1 || (uint64_t)id > x->ncs)
+		return 0;
+	x->parent[id - 1] = row->values[1].type == NT_SQL_INTEGER ? row->values[1].i : 0;
+	if (!(x->name[id - 1] = nt_strdup(row->values[2].text ? row->values[2].text : "")))
+		return 1;
+	return 0;
+}
+
+static int on_count(void *ctx, const nt_sql_row *row)
+{
+	if (row->values && row->values[0].type == NT_SQL_INTEGER)
+		*(int64_t *)ctx = row->values[0].i;
+	return 0;
+}
+
+/* One row per (trace, callsite) that a sample of the trace uses: its frames root first. */
+static int on_used_callsite(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values)
+		return 0;
+	const char *id = trace_of(x, row->values[0].i);
+	int64_t cs = row->values[1].i;
+	if (!id || cs < 1 || (uint64_t)cs > x->ncs)
+		return 0;
+	/* the chain leaf to root, bounded by the number of callsites (no cycles) */
+	size_t depth = 0;
+	for (int64_t c = cs; c >= 1 && (uint64_t)c <= x->ncs && depth <= x->ncs; c = x->parent[c - 1])
+		depth++;
+	int64_t *chain = malloc(depth * sizeof *chain);
+	if (!chain)
+		return 1;
+	size_t k = depth;
+	for (int64_t c = cs; k && c >= 1 && (uint64_t)c <= x->ncs; c = x->parent[c - 1])
+		chain[--k] = c;
+	/* trace_id String, callsite_id UInt64, depth UInt32, leaf String, frames Array(String) */
+	rb_str(&x->buf, id, strlen(id));
+	rb_le(&x->buf, (uint64_t)cs, 8);
+	rb_le(&x->buf, depth - 1, 4); /* as callsites.depth: 0 for a root */
+	const char *leaf = x->name[cs - 1] ? x->name[cs - 1] : "";
+	rb_str(&x->buf, leaf, strlen(leaf));
+	rb_uleb(&x->buf, depth);
+	for (size_t i = 0; i < depth; i++) {
+		const char *f = x->name[chain[i] - 1] ? x->name[chain[i] - 1] : "";
+		rb_str(&x->buf, f, strlen(f));
+	}
+	free(chain);
+	x->rows++;
+	return flush_rows(x, 0) ? 1 : 0;
+}
+
+static int write_stacks(chexp *x)
+{
+	int64_t n = 0;
+	if (nt_store_query(x->st, "SELECT COALESCE(MAX(id), 0) FROM callsites", on_count, &n,
+			   x->err))
+		return -1;
+	if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof(char *))
+		return nt_fail(x->err, NT_EINTERNAL, NT_NO_OFFSET, "bad callsite count");
+	x->ncs = (size_t)n;
+	x->parent = calloc(x->ncs ? x->ncs : 1, sizeof *x->parent);
+	x->name = calloc(x->ncs ? x->ncs : 1, sizeof *x->name);
+	if (!x->parent || !x->name)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	int rc = nt_store_query(x->st,
+				"SELECT c.id, c.parent_id, f.name FROM callsites c "
+				"JOIN frames f ON f.id = c.frame_id",
+				on_callsite, x, x->err);
+	if (rc > 0)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	if (rc)
+		return -1;
+	rc = nt_store_query(x->st,
+			    "SELECT DISTINCT session_id, callsite_id FROM sample_groups "
+			    "WHERE callsite_id IS NOT NULL ORDER BY session_id, callsite_id",
+			    on_used_callsite, x, x->err);
+	if (rc > 0 && !x->err->code)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	return rc ? -1 : 0;
+}
+
+static int on_group(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values)
+		return 0;
+	const nt_sql_value *v = row->values;
+	int64_t id = v[0].i;
+	if (id < 1 || (uint64_t)id > x->ngroups)
+		return 0;
+	struct chgroup *g = &x->groups[id - 1];
+	const char *tid = trace_of(x, v[1].i);
+	if (!tid)
+		return 0;
+	g->want = 1;
+	rb_str(&g->head, tid, strlen(tid));
+	put_value(&g->head, 'u', &v[2]);
+	put_value(&g->mid, 'U', &v[3]);
+	put_value(&g->mid, 's', &v[4]);
+	put_value(&g->mid, 's', &v[5]);
+	put_value(&g->tail, 's', &v[6]);
+	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
+	if (g->head.oom || g->mid.oom || g->tail.oom)
+		return 1;
+	return 0;
+}
+
+static int on_sample(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values)
+		return 0;
+	const nt_sql_value *v = row->values;
+	int64_t id = v[1].i;
+	if (id < 1 || (uint64_t)id > x->ngroups || !x->groups[id - 1].want)
+		return 0;
+	const struct chgroup *g = &x->groups[id - 1];
+	cb_put(&x->buf, g->head.p, g->head.n);
+	rb_le(&x->buf, (uint64_t)v[0].i, 8);
+	cb_put(&x->buf, g->mid.p, g->mid.n);
+	rb_f64(&x->buf, v[2].type == NT_SQL_REAL ? v[2].d : g->weight);
+	cb_put(&x->buf, g->tail.p, g->tail.n);
+	x->rows++;
+	return flush_rows(x, 0) ? 1 : 0;
+}
+
+/* Samples without SQLite's join: the groups (what samples share) are encoded once, then
+ * each row of sample_rows adds its time and weight. */
+static int write_samples(chexp *x)
+{
+	int64_t n = 0;
+	if (nt_store_query(x->st, "SELECT COALESCE(MAX(id), 0) FROM sample_groups", on_count, &n,
+			   x->err))
+		return -1;
+	if (n < 0 || (uint64_t)n > SIZE_MAX / sizeof *x->groups)
+		return nt_fail(x->err, NT_EINTERNAL, NT_NO_OFFSET, "bad group count");
+	x->ngroups = (size_t)n;
+	if (!(x->groups = calloc(x->ngroups ? x->ngroups : 1, sizeof *x->groups)))
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	int rc = nt_store_query(x->st,
+				"SELECT id, session_id, thread_id, COALESCE(callsite_id, 0), category, "
+				"sample_type, COALESCE(subsystem, ''), weight_ns / samples "
+				"FROM sample_groups",
+				on_group, x, x->err);
+	if (!rc)
+		rc = nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM sample_rows",
+				    on_sample, x, x->err);
+	if (rc > 0 && !x->err->code)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	return rc ? -1 : 0;
+}
+
+static int insert_table(chexp *x, int t)
+{
+	char q[256];
+	snprintf(q, sizeof q, "INSERT INTO %s.%s FORMAT RowBinary", x->c->db,
+		 CH_DATA_TABLES[t]);
+	x->buf.n = 0;
+	x->table = t;
+	if (req_start(&x->req, x->c, q, x->err))
+		goto fail;
+	int rc = CH_SELECT[t] ? nt_store_query(x->st, CH_SELECT[t], on_row, x, x->err)
+	       : !strcmp(CH_DATA_TABLES[t], "stacks") ? write_stacks(x)
+						      : write_samples(x);
+	if (rc && !x->err->code)
+		nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	if (rc || flush_rows(x, 1))
+		goto fail;
+	return req_finish(&x->req, NULL);
+fail:
+	if (x->req.fd >= 0)
+		close(x->req.fd);
+	x->req.fd = -1;
+	return -1;
+}
+
+/* Which traces are complete already ("trace_id\n" lines) and which have stray rows. */
+static int id_in(const char *list, const char *id)
+{
+	size_t n = strlen(id);
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !memcmp(p, id, n))
+			return 1;
+		p = e ? e + 1 : p + len;
+	}
+	return 0;
+}
+
+static void put_id_list(chbuf *b, chexp *x, int only_wanted)
+{
+	int first = 1;
+	cb_put(b, "(", 1);
+	for (size_t i = 0; i < x->nids; i++) {
+		if (only_wanted && !x->want[i])
+			continue;
+		if (!first)
+			cb_put(b, ",", 1);
+		first = 0;
+		cb_put(b, "'", 1);
+		cb_str(b, x->ids[i]); /* checked: hex digits only */
+		cb_put(b, "'", 1);
+	}
+	cb_put(b, ")", 1);
+}
+
+/* A row of `traces`: trace_id, file, imported, sessions, samples, events, generator,
+ * label_keys, label_values (KEY=VALUE strings of the options). */
+static int on_trace_row(void *ctx, const nt_sql_row *row)
+{
+	chexp *x = ctx;
+	if (!row->values)
+		return 0;
+	const nt_sql_value *v = row->values;
+	const char *id = trace_of(x, v[0].i);
+	if (!id)
+		return 0;
+	chbuf *b = &x->buf;
+	rb_str(b, id, strlen(id));
+	put_value(b, 's', &v[1]);
+	rb_le(b, (uint64_t)time(NULL), 4);
+	rb_le(b, 1, 4);
+	put_value(b, 'U', &v[2]);
+	rb_le(b, x->no_events ? 0 : (uint64_t)v[3].i, 8);
+	rb_str(b, "libnettrace " NT_VERSION_STRING, strlen("libnettrace " NT_VERSION_STRING));
+	rb_uleb(b, x->nlabels);
+	for (size_t i = 0; i < x->nlabels; i++)
+		rb_str(b, x->labels[i], strcspn(x->labels[i], "="));
+	rb_uleb(b, x->nlabels);
+	for (size_t i = 0; i < x->nlabels; i++) {
+		const char *val = strchr(x->labels[i], '=') + 1;
+		rb_str(b, val, strlen(val));
+	}
+	x->traces++;
+	return b->oom;
+}
+
+#define CH_MUTATION_WAIT_S 120
+
+static int wait_mutations(const chconn *c, nt_error *err)
+{
+	chbuf q = {0};
+	cb_fmt(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND is_done = 0",
+	       c->db);
+	int rc = q.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory") : 0;
+	for (int i = 0; !rc; i++) {
+		char *n = NULL;
+		if ((rc = ch_exec(c, q.p, &n, err)))
+			break;
+		int pending = n && strtoull(n, NULL, 10) > 0;
+		free(n);
+		if (!pending)
+			break;
+		if (i >= CH_MUTATION_WAIT_S * 10) {
+			rc = nt_fail(err, NT_EIO, NT_NO_OFFSET, "ClickHouse did not delete the rows "
+					 "of the earlier import in %d s", CH_MUTATION_WAIT_S);
+			break;
+		}
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	free(q.p);
+	return rc;
+}
+
+int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
+			       nt_error *err)
+{
+	if (!opts || opts->sz < sizeof *opts || !opts->url || (opts->nids && (!opts->ids || !st)))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_store_export_clickhouse: bad "
+				 "arguments");
+	if (opts->nlabels && !opts->labels)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_store_export_clickhouse: no labels");
+	for (size_t i = 0; i < opts->nlabels; i++) {
+		const char *l = opts->labels[i], *eq = l ? strchr(l, '=') : NULL;
+		if (!eq || eq == l)
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "label '%s' is not KEY=VALUE",
+				       l ? l : "(null)");
+	}
+	for (size_t i = 0; i < opts->nids; i++) {
+		const char *id = opts->ids[i];
+		if (!id || !*id || strlen(id) > 64 ||
+		    strspn(id, "0123456789abcdef") != strlen(id))
+			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "trace id %zu is not 1 to 64 "
+					 "lower-case hex digits", i + 1);
+	}
+	chconn c;
+	if (parse_url(&c, opts->url, err))
+		return err->code;
+	nt_ch_stats local;
+	memset(&local, 0, sizeof local);
+	chexp x;
+	memset(&x, 0, sizeof x);
+	x.c = &c;
+	x.st = st;
+	x.err = err;
+	x.ids = opts->ids;
+	x.nids = opts->nids;
+	x.req.fd = -1;
+	x.stats = &local;
+	x.labels = opts->labels;
+	x.nlabels = opts->nlabels;
+	x.no_events = !!(opts->flags & NT_CH_NO_EVENTS);
+	int rc = 0;
+	char *done = NULL, *stray = NULL;
+	chbuf q = {0};
+	if (!(x.want = calloc(x.nids ? x.nids : 1, 1))) {
+		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+		goto out;
+	}
+	if (!x.nids)
+		goto out;
+
+	/* the database and the tables */
+	cb_fmt(&q, "CREATE DATABASE IF NOT EXISTS %s", c.db);
+	if ((rc = ch_exec(&c, q.p, NULL, err)))
+		goto out;
+	for (size_t i = 0; i < sizeof CH_SCHEMA / sizeof CH_SCHEMA[0]; i++) {
+		q.n = 0;
+		const char *at = strstr(CH_SCHEMA[i], "@DB@");
+		cb_put(&q, CH_SCHEMA[i], (size_t)(at - CH_SCHEMA[i]));
+		cb_str(&q, c.db);
+		cb_str(&q, at + 4);
+		if ((rc = ch_exec(&c, q.p, NULL, err)))
+			goto out;
+	}
+
+	/* complete traces are skipped; the others lose any rows of an earlier attempt */
+	q.n = 0;
+	cb_fmt(&q, "SELECT DISTINCT trace_id FROM %s.traces WHERE trace_id IN ", c.db);
+	for (size_t i = 0; i < x.nids; i++)
+		x.want[i] = 1;
+	put_id_list(&q, &x, 0);
+	if (q.oom || (rc = ch_exec(&c, q.p, &done, err)))
+		goto out_oom;
+	size_t nwant = 0;
+	for (size_t i = 0; i < x.nids; i++) {
+		x.want[i] = !id_in(done, x.ids[i]) || (opts->flags & NT_CH_REPLACE);
+		for (size_t j = 0; j < i; j++)
+			if (x.want[i] && !strcmp(x.ids[i], x.ids[j]))
+				x.want[i] = 0; /* the same file twice in one import */
+		nwant += x.want[i];
+		if (!x.want[i])
+			local.skipped++;
+	}
+	if (!nwant)
+		goto out;
+	for (size_t t = 0; t <= CH_NDATA; t++) {
+		const char *table = t < CH_NDATA ? CH_DATA_TABLES[t] : "traces";
+		/* only where rows exist: a mutation per import would pile up for nothing */
+		q.n = 0;
+		cb_fmt(&q, "SELECT count() FROM %s.%s WHERE trace_id IN ", c.db, table);
+		put_id_list(&q, &x, 1);
+		free(stray);
+		stray = NULL;
+		if (q.oom || (rc = ch_exec(&c, q.p, &stray, err)))
+			goto out_oom;
+		if (stray && strtoull(stray, NULL, 10) > 0) {
+			q.n = 0;
+			cb_fmt(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db, table);
+			put_id_list(&q, &x, 1);
+			if (q.oom || (rc = ch_exec(&c, q.p, NULL, err)))
+				goto out_oom;
+			local.cleared++;
+		}
+	}
+
+	/* the deletes are mutations, run in the background: wait until they are done, so
+	 * that no query sees the old rows next to the new ones */
+	if (local.cleared && (rc = wait_mutations(&c, err)))
+		goto out;
+	for (size_t t = 0; t < CH_NDATA; t++) {
+		if ((opts->flags & NT_CH_NO_EVENTS) && !strcmp(CH_DATA_TABLES[t], "events"))
+			continue;
+		uint64_t before = x.rows;
+		if ((rc = insert_table(&x, (int)t) ? err->code : 0))
+			goto out;
+		if (!strcmp(CH_DATA_TABLES[t], "samples"))
+			local.samples += x.rows - before;
+		else if (!strcmp(CH_DATA_TABLES[t], "events"))
+			local.events += x.rows - before;
+	}
+
+	/* last: the rows that say each trace is complete */
+	x.buf.n = 0;
+	rc = nt_store_query(st,
+			    "SELECT s.id, s.file, s.samples, "
+			    "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.id) "
+			    "FROM sessions s ORDER BY s.id",
+			    on_trace_row, &x, err);
+	if (rc > 0 && !err->code)
+		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	if (rc)
+		goto out;
+	{
+		char ins[256];
+		snprintf(ins, sizeof ins, "INSERT INTO %s.traces FORMAT RowBinary", c.db);
+		chreq r;
+		rc = req_start(&r, &c, ins, err);
+		if (!rc)
+			rc = req_chunk(&r, x.buf.p, x.buf.n);
+		if (!rc)
+			rc = req_finish(&r, NULL);
+		else if (r.fd >= 0)
+			close(r.fd);
+		if (rc)
+			rc = err->code;
+	}
+	if (!rc)
+		local.imported = x.traces;
+	goto out;
+out_oom:
+	if (!rc)
+		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+out:
+	local.rows = x.rows;
+	local.bytes = x.bytes;
+	if (stats) {
+		size_t sz = stats->sz && stats->sz < sizeof local ? stats->sz : sizeof local;
+		local.sz = sz;
+		memcpy(stats, &local, sz);
+	}
+	for (size_t i = 0; i < x.ngroups; i++) {
+		free(x.groups[i].head.p);
+		free(x.groups[i].mid.p);
+		free(x.groups[i].tail.p);
+	}
+	free(x.groups);
+	for (size_t i = 0; i < x.ncs; i++)
+		free(x.name[i]);
+	free(x.name);
+	free(x.parent);
+	free(x.want);
+	free(x.buf.p);
+	free(q.p);
+	free(done);
+	free(stray);
+	return rc ? (err->code ? err->code : rc) : 0;
+}
