@@ -241,6 +241,25 @@ run "$SQL" --to "clickhouse://127.0.0.1:1/nt" "$A"
 is_rc 3 "an unreachable server: exit 3"
 grep -q "cannot connect to ClickHouse at 127.0.0.1:1" "$T/err" && pass "the message names the address" ||
 	{ fail "the message names the address"; diag "$(cat "$T/err")"; }
+# hostile servers: garbage, a bad chunk size, an HTTP error without body, silence
+hostile() { # hostile REPLY EXIT MESSAGE
+	rm -f "$T/h.port"
+	"$CUT" "$T/h.port" 0 "$1" 0 3 &
+	hp=$!
+	i=0; while [ ! -s "$T/h.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	run "$SQL" --to "clickhouse://127.0.0.1:$(cat "$T/h.port")/nt" "$A"
+	kill "$hp" 2>/dev/null; wait "$hp" 2>/dev/null
+	if [ "$rc" -eq "$2" ] && grep -q "$3" "$T/err"; then
+		pass "a server answering '$(printf %s "$1" | cut -c1-30)': exit $2, '$3'"
+	else
+		fail "a server answering '$(printf %s "$1" | cut -c1-30)': exit $2, '$3' (exit $rc)"
+		diag "$(cat "$T/err")"
+	fi
+}
+hostile 'SSH-2.0-OpenSSH_9.2\r\n' 2 "not an HTTP reply"
+hostile 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffff\r\nab' 2 "bad chunk header"
+hostile 'HTTP/1.1 500 Oops\r\n\r\n' 3 "ClickHouse error (HTTP 500)"
+hostile '' 3 "closed the connection without a reply"
 run "$SQL" --to "postgres://x" "$A"
 is_rc 1 "a URL that is not ClickHouse's is a usage error"
 run "$SQL" --to "$U1" - <"$A"

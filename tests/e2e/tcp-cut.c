@@ -5,6 +5,8 @@
  * client and 127.0.0.1:TARGET; the first connection whose first client bytes contain
  * MATCH is closed after CUT client bytes have been forwarded. Writes the port it listens
  * on to PORTFILE, and exits after IDLE seconds without a connection (bounded run).
+ * With TARGET 0 it is a hostile server instead: it reads what the client sends for a
+ * moment, answers MATCH (with \r and \n escapes decoded) and closes.
  *
  *   tcp-cut PORTFILE TARGET MATCH CUT IDLE */
 #define _GNU_SOURCE 1 /* memmem */
@@ -60,6 +62,16 @@ int main(int argc, char **argv)
 	fprintf(pf, "%d\n", ntohs(a.sin_port));
 	fclose(pf);
 	int done_cut = 0;
+	char reply[4096];
+	size_t rlen = 0;
+	for (const char *m = match; *m && rlen < sizeof reply; m++) {
+		if (m[0] == '\\' && (m[1] == 'r' || m[1] == 'n')) {
+			reply[rlen++] = m[1] == 'r' ? '\r' : '\n';
+			m++;
+		} else {
+			reply[rlen++] = *m;
+		}
+	}
 	for (;;) {
 		struct pollfd lp = {ls, POLLIN, 0};
 		if (poll(&lp, 1, idle * 1000) <= 0)
@@ -67,6 +79,16 @@ int main(int argc, char **argv)
 		int c = accept(ls, NULL, NULL);
 		if (c < 0)
 			continue;
+		if (target == 0) {
+			char buf[65536];
+			struct pollfd p = {c, POLLIN, 0};
+			while (poll(&p, 1, 200) > 0 && read(c, buf, sizeof buf) > 0)
+				;
+			if (write(c, reply, rlen) < 0)
+				perror("tcp-cut");
+			close(c);
+			continue;
+		}
 		int s = dial(target);
 		if (s < 0) {
 			close(c);
