@@ -20,6 +20,11 @@
 # Environment: CC (default cc), BENCH_CFLAGS (default -O2 -g).
 # Goals (issue): import >= 1M samples/s; <= 24 bytes per sample plus the deduplicated
 # stacks; top_self on 10M samples in under a second.
+# ClickHouse: where clickhouse-server and clickhouse-client are installed, one server is
+# started on a loopback port under bench/out/sql/ch and `nettrace-sql --no-events --to`
+# is measured next to the in-memory import without events (its baseline), each run into a
+# database of its own; the server's CPU time is read from /proc and reported beside ours.
+# Goal (issue): >= 1M samples/s into a local ClickHouse.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -55,6 +60,7 @@ gen_str() { # the generated string headers, as Makefile.am makes them
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' "$1" >"$2"
 }
 gen_str "$TOP/data/rules/default.rules" "$BUILD/libtrace/default-rules.h"
+gen_str "$TOP/data/rules/subsystems.rules" "$BUILD/libtrace/subsystems-rules.h"
 [ -f "$TOP/libtrace/export-svg.js" ] && gen_str "$TOP/libtrace/export-svg.js" "$BUILD/libtrace/export-svg-js.h"
 CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 # Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
@@ -118,6 +124,36 @@ measure() {
 }
 DB=$WORK/bench.db
 cat "$TRACE" >/dev/null # warm the page cache
+
+# ------------------------------------------------------------------ ClickHouse server
+CHPID=
+CHS=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null)
+if [ -n "$CHS" ] && command -v clickhouse-client >/dev/null 2>&1; then
+	CHD=$WORK/ch
+	rm -rf "$CHD" && mkdir -p "$CHD/data" "$CHD/tmp"
+	CHH=$(( 31000 + ($$ % 1000) * 2 )) CHT=$(( 31001 + ($$ % 1000) * 2 ))
+	cat >"$CHD/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$CHD/server.log</log><errorlog>$CHD/error.log</errorlog><console>0</console></logger>
+  <http_port>$CHH</http_port><tcp_port>$CHT</tcp_port><listen_host>127.0.0.1</listen_host>
+  <path>$CHD/data/</path><tmp_path>$CHD/tmp/</tmp_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile><default_database>default</default_database>
+  <mark_cache_size>5368709120</mark_cache_size>
+</yandex>
+EOF
+	"$CHS" --config-file="$CHD/config.xml" >"$CHD/out.log" 2>&1 &
+	CHPID=$!
+	trap 'kill $CHPID 2>/dev/null' EXIT
+	i=0
+	until clickhouse-client --port "$CHT" -q "SELECT 1" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { say "warning: clickhouse-server did not start; skipping it"; kill $CHPID; CHPID=; break; }
+		sleep 0.1
+	done
+fi
+chcpu() { awk '{ print ($14 + $15) / 100 }' "/proc/$CHPID/stat"; }
 say "measuring on $TRACE ($N runs)"
 i=0
 while [ "$i" -lt "$N" ]; do
@@ -126,6 +162,12 @@ while [ "$i" -lt "$N" ]; do
 	rm -f "$DB"
 	measure import "$SQL" "$TRACE" -o "$DB"
 	measure import-nofile "$SQL" "$TRACE" -q "SELECT 1"
+	if [ -n "$CHPID" ]; then
+		measure import-noev "$SQL" "$TRACE" --no-events -q "SELECT 1"
+		c0=$(chcpu)
+		measure import-ch "$SQL" "$TRACE" --no-events --to "clickhouse://127.0.0.1:$CHH/bench_$i"
+		echo "server-cpu - $(echo "$c0 $(chcpu)" | awk '{ printf "%.3f", $2 - $1 }') -" >>"$RES"
+	fi
 	i=$((i + 1))
 done
 "$SQL" -v "$TRACE" -o "$DB.tmp" 2>"$WORK/import.txt" >/dev/null && mv "$DB.tmp" "$DB" ||
@@ -163,7 +205,9 @@ echo "trace: $TRACE, $bytes bytes, $SAMPLES samples"
 echo "import: $(sed 's/^nettrace-sql: //' "$WORK/import.txt")"
 echo
 printf '  %-34s %9s %9s %10s %12s %12s\n' "" "wall (s)" "CPU (s)" "peak RSS" "Msamples/s" "(by CPU)"
-for w in fold import import-nofile; do
+WHATS="fold import import-nofile"
+[ -n "$CHPID" ] && WHATS="$WHATS import-noev import-ch"
+for w in $WHATS; do
 	t=$(median "$w" 2)
 	c=$(median "$w" 3)
 	m=$(median "$w" 4)
@@ -171,6 +215,8 @@ for w in fold import import-nofile; do
 	fold) label="baseline: nettrace-fold >/dev/null" ;;
 	import) label="nettrace-sql -o DB" ;;
 	import-nofile) label="nettrace-sql (in memory) -q" ;;
+	import-noev) label="... --no-events (ClickHouse baseline)" ;;
+	import-ch) label="nettrace-sql --no-events --to ClickHouse" ;;
 	esac
 	printf '  %-34s %9s %9s %7s MB %12s %12s\n' "$label" "$t" "$c" \
 		"$(echo "$m" | awk '{ if ($1 == "-") print "-"; else printf "%.1f", $1 / 1024 }')" \
@@ -178,6 +224,10 @@ for w in fold import import-nofile; do
 done
 echo "  store cost over the baseline: $(echo "$(median import 2) $(median fold 2) $(median import 3) $(median fold 3)" |
 	awk '{ printf "%.2f s wall, %.2f s CPU", $1 - $2, $3 - $4 }')"
+if [ -n "$CHPID" ]; then
+	echo "  ClickHouse export over its baseline: $(echo "$(median import-ch 2) $(median import-noev 2) $(median import-ch 3) $(median import-noev 3) $(median server-cpu 3) $SAMPLES" |
+		awk '{ printf "%.2f s wall, %.2f s of our CPU, %.2f s of the server CPU (export alone %.2f Msamples/s by wall)", $1 - $2, $3 - $4, $5, ($1 > $2 ? $6 / ($1 - $2) / 1e6 : 0) }')"
+fi
 echo
 echo "database: $dbbytes bytes, $(echo "$dbbytes $SAMPLES" | awk '{ printf "%.2f", $1 / $2 }') bytes per sample in all"
 "$SQL" "$DB" --csv -q "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC" 2>/dev/null |
