@@ -661,13 +661,13 @@ namespace NtOracle
             if (long.TryParse(te, NumberStyles.Integer, Inv, out long t) && t < 0 &&
                 ulong.TryParse(ours, NumberStyles.Integer, Inv, out ulong o))
                 return (ulong)(uint)t == o || (ulong)t == o || (ulong)(ushort)t == o || (ulong)(byte)t == o;
-            // TraceEvent's bug: a char array (uint16 count, then UTF-16 units) shows as a string
-            // that starts 4 bytes in, so it loses the first element: compare the rest.
+            // TraceEvent shows an array of chars as a string; ours is the array of its
+            // UTF-16 units.
             if (te.StartsWith("\"", StringComparison.Ordinal) && ours.StartsWith("[", StringComparison.Ordinal)) {
                 var units = ours.Trim('[', ']').Split(',');
                 if (units.Length > 0 && units.All(u => ushort.TryParse(u, NumberStyles.Integer, Inv, out _))) {
                     var sb = new StringBuilder();
-                    JsonString(sb, new string(units.Skip(1).Select(u => (char)ushort.Parse(u, Inv)).ToArray()));
+                    JsonString(sb, new string(units.Select(u => (char)ushort.Parse(u, Inv)).ToArray()));
                     return sb.ToString() == te;
                 }
             }
