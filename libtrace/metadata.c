@@ -588,6 +588,8 @@ fail:
 #define F64 NT_TYPE_F64
 #define PTR NT_TYPE_POINTER
 #define GUID NT_TYPE_GUID
+#define F64_ NT_TYPE_F64
+#define B32 NT_TYPE_BOOL32
 
 /* version 1 is our sampler's (doc/format/sampler-events.md) */
 static const nt_field L_sample[] = {F("Type", U32), F("CpuTimeNs", U64), F("State", U32)};
@@ -656,8 +658,99 @@ static const nt_field L_waithandle_start[] = {F("WaitSource", U8), F("Associated
 					      F("ClrInstanceID", U16)};
 static const nt_field L_process_info[] = {F("CommandLine", STR), F("OSInformation", STR),
 					  F("ArchInformation", STR)};
+/* The layouts below are TraceEvent's decoding of the events (field names, order and values),
+ * each field's size found by matching TraceEvent's values against the payload bytes of every
+ * event of the kind in data/traces and in .NET 10 recordings (tests/dotnet/oracle "infer");
+ * t620 compares every decoded value with TraceEvent's. Pointer-sized fields are those
+ * TraceEvent reads as addresses (seen in 64-bit traces only). */
+static const nt_field L_finalizers_end[] = {F("Count", U32), F("ClrInstanceID", U16)};
+static const nt_field L_jitting_started[] = {
+	F("MethodID", U64),         F("ModuleID", U64),       F("MethodToken", U32),
+	F("MethodILSize", U32),     F("MethodNamespace", STR), F("MethodName", STR),
+	F("MethodSignature", STR),  F("ClrInstanceID", U16)};
+static const nt_field L_jit_memory[] = {
+	F("MethodID", U64),         F("ModuleID", U64),       F("JitHotCodeRequestSize", U64),
+	F("JitRODataRequestSize", U64), F("AllocatedSizeForJitCode", U64),
+	F("JitAllocFlag", U32),     F("ClrInstanceID", U16)};
+static const nt_field L_appdomain[] = {F("AppDomainID", U64), F("AppDomainFlags", U32),
+				       F("AppDomainName", STR), F("AppDomainIndex", U32),
+				       F("ClrInstanceID", U16)};
+static const nt_field L_r2r_entry[] = {F("MethodID", U64),         F("MethodNamespace", STR),
+				       F("MethodName", STR),       F("MethodSignature", STR),
+				       F("EntryPoint", U64),       F("ClrInstanceID", U16)};
+static const nt_field L_mark_with_type[] = {F("HeapNum", U32), F("ClrInstanceID", U16),
+					    F("Type", U32), F("Promoted", U64)};
+static const nt_field L_global_heap_history[] = {
+	F("FinalYoungestDesired", U64), F("NumHeaps", U32),      F("CondemnedGeneration", U32),
+	F("Gen0ReductionCount", U32),   F("Reason", U32),        F("GlobalMechanisms", U32),
+	F("ClrInstanceID", U16),        F("PauseMode", U32),     F("MemoryPressure", U32),
+	F("CondemnReasons0", U32),      F("CondemnReasons1", U32), F("Count", U32)};
+static const nt_field L_bulk_ranges[] = {F("Index", U32), F("Count", U32),
+					 F("ClrInstanceID", U16)};
+static const nt_field L_generation_range[] = {F("Generation", U8),   F("RangeStart", PTR),
+					      F("RangeUsedLength", U64),
+					      F("RangeReservedLength", U64),
+					      F("ClrInstanceID", U16)};
+static const nt_field L_exception_catch[] = {F("EntryEIP", U64), F("MethodID", U64),
+					     F("MethodName", STR), F("ClrInstanceID", U16)};
+static const nt_field L_clr_count[] = {F("ClrInstanceID", U16), F("NewMethodCount", U32)};
+static const nt_field L_clr_pending[] = {F("ClrInstanceID", U16), F("PendingMethodCount", U32),
+					 F("JittedMethodCount", U32)};
+static const nt_field L_finalize_object[] = {F("TypeID", PTR), F("ObjectID", PTR),
+					     F("ClrInstanceID", U16)};
+static const nt_field L_loader_start[] = {
+	F("ClrInstanceID", U16),          F("AssemblyName", STR), F("AssemblyPath", STR),
+	F("RequestingAssembly", STR),     F("AssemblyLoadContext", STR),
+	F("RequestingAssemblyLoadContext", STR), F("Success", B32),
+	F("ResultAssemblyName", STR),     F("ResultAssemblyPath", STR), F("Cached", B32)};
+static const nt_field L_resolution_attempted[] = {
+	F("ClrInstanceID", U16),     F("AssemblyName", STR),       F("Stage", U16),
+	F("AssemblyLoadContext", STR), F("Result", U16),           F("ResultAssemblyName", STR),
+	F("ResultAssemblyPath", STR), F("ErrorMessage", STR)};
+static const nt_field L_known_path_probed[] = {F("ClrInstanceID", U16), F("FilePath", STR),
+					       F("Source", U16), F("Result", U32)};
+static const nt_field L_pin_object[] = {F("HandleID", PTR),   F("ObjectID", PTR),
+					F("ObjectSize", U64), F("TypeName", STR),
+					F("ClrInstanceID", U16)};
+static const nt_field L_triggered[] = {F("Reason", U32), F("ClrInstanceID", U16)};
+static const nt_field L_heap_stats[] = {
+	F("GenerationSize0", U64),  F("TotalPromotedSize0", U64), F("GenerationSize1", U64),
+	F("TotalPromotedSize1", U64), F("GenerationSize2", U64), F("TotalPromotedSize2", U64),
+	F("GenerationSize3", U64),  F("TotalPromotedSize3", U64),
+	F("FinalizationPromotedSize", U64), F("FinalizationPromotedCount", U64),
+	F("PinnedObjectCount", U32), F("SinkBlockCount", U32),   F("GCHandleCount", U32),
+	F("ClrInstanceID", U16),    F("GenerationSize4", U64),   F("TotalPromotedSize4", U64)};
+static const nt_field L_create_segment[] = {F("Address", PTR), F("Size", U64), F("Type", U32),
+					    F("ClrInstanceID", U16)};
+static const nt_field L_free_segment[] = {F("Address", U64), F("ClrInstanceID", U16)};
+static const nt_field L_tp_sample[] = {F("Throughput", F64_), F("ClrInstanceID", U16)};
+static const nt_field L_tp_adjustment[] = {F("AverageThroughput", F64_),
+					   F("NewWorkerThreadCount", U32), F("Reason", U32),
+					   F("ClrInstanceID", U16)};
+static const nt_field L_tp_stats[] = {
+	F("Duration", F64_),          F("Throughput", F64_),     F("ThreadWave", F64_),
+	F("ThroughputWave", F64_),    F("ThroughputErrorEstimate", F64_),
+	F("AverageThroughputErrorEstimate", F64_), F("ThroughputRatio", F64_),
+	F("Confidence", F64_),        F("NewControlSetting", F64_),
+	F("NewThreadWaveMagnitude", U16), F("ClrInstanceID", U16)};
+static const nt_field L_yield_measurement[] = {F("ClrInstanceID", U16), F("NsPerYield", F64_),
+					       F("EstablishedNsPerYield", F64_)};
+static const nt_field L_work_id[] = {F("WorkID", PTR), F("ClrInstanceID", U16)};
+static const nt_field L_exception_thrown[] = {
+	F("ExceptionType", STR),    F("ExceptionMessage", STR), F("ExceptionEIP", PTR),
+	F("ExceptionHRESULT", U32), F("ExceptionFlags", U16),   F("ClrInstanceID", U16)};
+static const nt_field L_lock_created[] = {F("LockID", PTR), F("AssociatedObjectID", PTR),
+					  F("ClrInstanceID", U16)};
+static const nt_field L_gc_settings[] = {
+	F("HardLimit", U64),          F("LOHThreshold", U64),      F("PhysicalMemoryConfig", U64),
+	F("Gen0MinBudgetConfig", U64), F("Gen0MaxBudgetConfig", U64),
+	F("HighMemPercentConfig", U32), F("BitSettings", U32),     F("ClrInstanceID", U16)};
+static const nt_field L_pin_plug[] = {F("PlugStart", PTR), F("PlugEnd", PTR),
+				      F("GapBeforeSize", U64), F("ClrInstanceID", U16)};
+static const nt_field L_io_thread[] = {F("IOThreadCount", U32), F("RetiredIOThreads", U32),
+				       F("ClrInstanceID", U16)};
 
-enum { P_RUNTIME = 1, P_RUNDOWN = 2, P_SAMPLER = 4, P_EVENTPIPE = 8 };
+enum { P_RUNTIME = 1, P_RUNDOWN = 2, P_SAMPLER = 4, P_EVENTPIPE = 8, P_PRIVATE = 16 };
 
 typedef struct builtin {
 	uint8_t providers;     /* P_* mask */
@@ -694,7 +787,8 @@ static const builtin BUILTINS[] = {
 	{P_RUNDOWN, 155, 1, 255, "AssemblyDCStart", L_assembly, {0, 6, 6, 6}},
 	{P_RUNDOWN, 156, 1, 255, "AssemblyDCEnd", L_assembly, {0, 6, 6, 6}},
 	{P_RUNTIME, 81, 0, 255, "ContentionStart", L_contention_start, {1, 2, 5, 5}},
-	{P_RUNTIME, 91, 0, 255, "ContentionStop", L_contention_stop, {1, 2, 3, 3}},
+	/* v1 (.NET 8) added DurationNs */
+	{P_RUNTIME, 91, 0, 255, "ContentionStop", L_contention_stop, {1, 3, 3, 3}},
 	{P_RUNTIME, 1, 0, 0, "GCStart", L_gcstart_v0, {2, 2, 2, 2}},
 	{P_RUNTIME, 1, 1, 255, "GCStart", L_gcstart, {0, 5, 6, 6}},
 	{P_RUNTIME, 2, 0, 0, "GCEnd", L_gcend_v0, {2, 2, 2, 2}},
@@ -711,7 +805,9 @@ static const builtin BUILTINS[] = {
 	{P_RUNTIME, 50, 0, 255, "ThreadPoolWorkerThreadStart", L_tp_worker, {3, 3, 3, 3}},
 	{P_RUNTIME, 51, 0, 255, "ThreadPoolWorkerThreadStop", L_tp_worker, {3, 3, 3, 3}},
 	{P_RUNTIME, 57, 0, 255, "ThreadPoolWorkerThreadWait", L_tp_worker, {3, 3, 3, 3}},
-	{P_RUNTIME, 10, 0, 255, "GCAllocationTick", L_alloc_tick, {2, 3, 6, 8}},
+	{P_RUNTIME, 10, 0, 3, "GCAllocationTick", L_alloc_tick, {2, 3, 6, 8}},
+	/* v4 (.NET 5) added ObjectSize */
+	{P_RUNTIME, 10, 4, 255, "GCAllocationTick", L_alloc_tick, {9, 9, 9, 9}},
 	{P_RUNTIME, 301, 0, 255, "WaitHandleWaitStart", L_waithandle_start, {3, 3, 3, 3}},
 	{P_RUNTIME, 302, 0, 255, "WaitHandleWaitStop", L_clr, {1, 1, 1, 1}},
 	{P_RUNDOWN, 300, 0, 255, "ExecutionCheckpointDCEnd", L_checkpoint, {3, 3, 3, 3}},
@@ -721,6 +817,77 @@ static const builtin BUILTINS[] = {
 	{P_RUNDOWN, 147, 0, 255, "DCStartInit", L_clr, {0, 1, 1, 1}},
 	{P_RUNDOWN, 148, 0, 255, "DCEndInit", L_clr, {0, 1, 1, 1}},
 	{P_EVENTPIPE, 1, 0, 255, "ProcessInfo", L_process_info, {1, 3, 3, 3}},
+	/* Layouts as TraceEvent decodes them (see above); names are TraceEvent's without the
+	 * '/' between task and opcode, or the runtime manifest's where that is the usual one. */
+	{P_RUNTIME, 4, 1, 255, "GCHeapStats", L_heap_stats, {0, 14, 16, 16}},
+	{P_RUNTIME, 5, 1, 255, "GCCreateSegment", L_create_segment, {0, 4, 4, 4}},
+	{P_RUNTIME, 6, 1, 255, "GCFreeSegment", L_free_segment, {0, 2, 2, 2}},
+	{P_RUNTIME, 13, 1, 255, "GCFinalizersEnd", L_finalizers_end, {0, 2, 2, 2}},
+	{P_RUNTIME, 14, 1, 255, "GCFinalizersBegin", L_clr, {0, 1, 1, 1}},
+	{P_RUNTIME, 21, 0, 255, "GCBulkSurvivingObjectRanges", L_bulk_ranges, {3, 3, 3, 3}},
+	{P_RUNTIME, 22, 0, 255, "GCBulkMovedObjectRanges", L_bulk_ranges, {3, 3, 3, 3}},
+	{P_RUNTIME, 23, 0, 255, "GCGenerationRange", L_generation_range, {5, 5, 5, 5}},
+	{P_RUNTIME, 29, 0, 255, "GCFinalizeObject", L_finalize_object, {3, 3, 3, 3}},
+	{P_RUNTIME, 33, 0, 255, "PinObjectAtGCTime", L_pin_object, {5, 5, 5, 5}},
+	{P_RUNTIME, 35, 0, 255, "GCTriggered", L_triggered, {2, 2, 2, 2}},
+	{P_RUNTIME, 44, 1, 255, "IOThreadCreationStart", L_io_thread, {0, 3, 3, 3}},
+	{P_RUNTIME, 54, 0, 255, "ThreadPoolWorkerThreadAdjustmentSample", L_tp_sample, {2, 2, 2, 2}},
+	{P_RUNTIME, 55, 0, 255, "ThreadPoolWorkerThreadAdjustmentAdjustment", L_tp_adjustment,
+	 {4, 4, 4, 4}},
+	{P_RUNTIME, 56, 0, 255, "ThreadPoolWorkerThreadAdjustmentStats", L_tp_stats,
+	 {11, 11, 11, 11}},
+	{P_RUNTIME, 58, 0, 255, "YieldProcessorMeasurement", L_yield_measurement, {3, 3, 3, 3}},
+	{P_RUNTIME, 61, 0, 255, "ThreadPoolEnqueue", L_work_id, {2, 2, 2, 2}},
+	{P_RUNTIME, 62, 0, 255, "ThreadPoolDequeue", L_work_id, {2, 2, 2, 2}},
+	{P_RUNTIME, 80, 1, 255, "ExceptionThrown", L_exception_thrown, {0, 6, 6, 6}},
+	{P_RUNTIME, 90, 0, 255, "ContentionLockCreated", L_lock_created, {3, 3, 3, 3}},
+	{P_RUNTIME, 145, 1, 255, "MethodJittingStarted", L_jitting_started, {0, 8, 8, 8}},
+	{P_RUNTIME, 146, 0, 255, "MethodMemoryAllocatedForJitCode", L_jit_memory, {7, 7, 7, 7}},
+	{P_RUNTIME, 156, 1, 255, "AppDomainLoad", L_appdomain, {0, 5, 5, 5}},
+	{P_RUNTIME, 157, 1, 255, "AppDomainUnload", L_appdomain, {0, 5, 5, 5}},
+	{P_RUNDOWN, 157, 1, 255, "AppDomainDCStart", L_appdomain, {0, 5, 5, 5}},
+	{P_RUNDOWN, 158, 1, 255, "AppDomainDCEnd", L_appdomain, {0, 5, 5, 5}},
+	{P_RUNTIME, 159, 0, 255, "R2RGetEntryPoint", L_r2r_entry, {6, 6, 6, 6}},
+	{P_RUNTIME, 187, 0, 255, "RuntimeInformationStart", L_runtime_info, {15, 15, 15, 15}},
+	{P_RUNTIME, 202, 0, 255, "GCMarkWithType", L_mark_with_type, {4, 4, 4, 4}},
+	{P_RUNTIME, 205, 2, 3, "GCGlobalHeapHistory", L_global_heap_history, {0, 0, 9, 9}},
+	{P_RUNTIME, 205, 4, 255, "GCGlobalHeapHistory", L_global_heap_history, {12, 12, 12, 12}},
+	{P_RUNTIME, 250, 0, 255, "ExceptionCatchStart", L_exception_catch, {4, 4, 4, 4}},
+	{P_RUNTIME, 252, 0, 255, "ExceptionFinallyStart", L_exception_catch, {4, 4, 4, 4}},
+	{P_RUNTIME, 254, 0, 255, "ExceptionFilterStart", L_exception_catch, {4, 4, 4, 4}},
+	{P_RUNTIME, 281, 0, 255, "TieredCompilationPause", L_clr, {1, 1, 1, 1}},
+	{P_RUNTIME, 282, 0, 255, "TieredCompilationResume", L_clr_count, {2, 2, 2, 2}},
+	{P_RUNTIME, 283, 0, 255, "TieredCompilationBackgroundJitStart", L_clr_pending,
+	 {2, 2, 2, 2}},
+	{P_RUNTIME, 284, 0, 255, "TieredCompilationBackgroundJitStop", L_clr_pending,
+	 {3, 3, 3, 3}},
+	{P_RUNTIME, 290, 0, 255, "AssemblyLoadStart", L_loader_start, {6, 6, 6, 6}},
+	{P_RUNTIME, 291, 0, 255, "AssemblyLoadStop", L_loader_start, {10, 10, 10, 10}},
+	{P_RUNTIME, 292, 0, 255, "ResolutionAttempted", L_resolution_attempted, {8, 8, 8, 8}},
+	{P_RUNTIME, 296, 0, 255, "KnownPathProbed", L_known_path_probed, {4, 4, 4, 4}},
+	{P_RUNDOWN, 10, 0, 255, "GCSettingsRundown", L_gc_settings, {8, 8, 8, 8}},
+	{P_PRIVATE, 199, 0, 255, "PinPlugAtGCTime", L_pin_plug, {4, 4, 4, 4}},
+	/* Names only: TraceEvent's, where it decodes arrays or fields this table cannot say
+	 * (bulk events, IL maps, per-heap history) or no trace here has the event. */
+	{P_RUNTIME, 15, 0, 255, "BulkType", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 16, 0, 255, "GCBulkRootEdge", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 17, 0, 255, "GCBulkRootConditionalWeakTableElementEdge", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 18, 0, 255, "GCBulkNode", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 19, 0, 255, "GCBulkEdge", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 39, 0, 255, "GCDynamicEvent", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 72, 0, 255, "MethodDetails", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 73, 0, 255, "TypeLoadStart", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 74, 0, 255, "TypeLoadStop", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 209, 0, 255, "GCFitBucketInfo", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 251, 0, 255, "ExceptionCatchStop", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 253, 0, 255, "ExceptionFinallyStop", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 255, 0, 255, "ExceptionFilterStop", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 256, 0, 255, "ExceptionThrownStop", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 280, 0, 255, "TieredCompilationSettings", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 293, 0, 255, "AssemblyLoadContextResolvingHandlerInvoked", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 294, 0, 255, "AppDomainAssemblyResolveHandlerInvoked", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 295, 0, 255, "AssemblyLoadFromResolveHandlerInvoked", NULL, {0, 0, 0, 0}},
+	{P_RUNTIME, 45, 0, 255, "IOThreadCreationStop", NULL, {0, 0, 0, 0}},
 	/* Names only (no built-in layout yet): TraceEvent's names, checked against the
 	 * TraceLog baseline of the .NET Core 3.0 trace (data/traces/perfview). */
 	{P_RUNTIME, 4, 0, 255, "GCHeapStats", NULL, {0, 0, 0, 0}},
@@ -772,6 +939,8 @@ const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint3
 		pm = P_SAMPLER;
 	else if (strcmp(provider, NT_PROVIDER_EVENTPIPE) == 0)
 		pm = P_EVENTPIPE;
+	else if (strcmp(provider, NT_PROVIDER_PRIVATE) == 0)
+		pm = P_PRIVATE;
 	else
 		return NULL;
 	for (size_t i = 0; i < sizeof BUILTINS / sizeof BUILTINS[0]; i++) {

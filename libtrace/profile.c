@@ -694,6 +694,8 @@ static int te_log(nt_profile *p, pthread_state *t, double tms, int64_t gi, int o
 {
 	int rc = 0;
 	if (on_cpu) {
+		if (t->te_last_block == 0)
+			t->te_last_block = -tms; /* uninitialised: running from its first on-CPU stack */
 		if (t->te_last_block < 0) {
 			if (t->te_last_cpu > 0 && t->te_cpu_group >= 0)
 				rc = add_to(p, t->te_cpu_group, (tms - t->te_last_cpu) * 1e6,

@@ -9,6 +9,10 @@
 #   dotnet_record MODE OUT [ARG] run one workload mode with a file session writing OUT;
 #                                its own measurements ("key=value") go to OUT.truth
 #   truth KEY FILE               one value of a .truth file
+#   dotnet_oracle                build the TraceEvent oracle of tests/dotnet/oracle; sets
+#                                NT_ORACLE (the program; `$NT_ORACLE` with no argument says how)
+#   dotnet_trace_tool            install dotnet-trace (NT_DOTNET_TRACE_VERSION) as a tool of
+#                                the build tree, once; sets NT_DOTNET_TRACE, or returns 1
 #
 # The build is a copy of the sources under $top_builddir/tests/dotnet/build (so that an
 # out-of-tree, read-only source tree works) and is redone only when a source changed.
@@ -74,4 +78,27 @@ dotnet_record() {
 
 truth() {
 	sed -n "s/^$1=//p" "$2" | head -n 1
+}
+
+dotnet_oracle() {
+	if ! dotnet_build_project oracle; then
+		echo "Bail out! dotnet build of tests/dotnet/oracle (TraceEvent from NuGet) failed"
+		exit 1
+	fi
+	NT_ORACLE=$DOTNET_BUILD/oracle/out/nt-oracle
+}
+
+# The dotnet-trace that users install today; it carries its own TraceEvent (3.1.23).
+NT_DOTNET_TRACE_VERSION=10.0.750501
+
+dotnet_trace_tool() {
+	dir=$DOTNET_BUILD/dotnet-trace-$NT_DOTNET_TRACE_VERSION
+	mkdir -p "$DOTNET_BUILD" || return 1
+	(
+		flock 9 || exit 1
+		[ -x "$dir/dotnet-trace" ] && exit 0
+		dotnet tool install dotnet-trace --version "$NT_DOTNET_TRACE_VERSION" \
+			--tool-path "$dir" >"$DOTNET_BUILD/dotnet-trace-install.log" 2>&1
+	) 9>"$DOTNET_BUILD/.lock" || return 1
+	NT_DOTNET_TRACE=$dir/dotnet-trace
 }
