@@ -4,11 +4,14 @@
  * prologue or an epilogue (fib's leaf calls are mostly both), in a signal handler, and in
  * PLT stubs. Every stack of a sample must reach main, start_thread or clone.
  *
- * Usage: nts-fib MODE SECONDS
+ * Usage: nts-fib MODE SECONDS [END]
  *   fib      fib(27) over and over on the main thread
  *   threads  the same on two threads (the main thread waits in pthread_join)
  *   signal   fib(20) in a SIGALRM handler every 2 ms (setitimer), fib(27) meanwhile
  *   plt      calls through the PLT (strlen, memchr of libc) in a loop, with fib(15)
+ * END, how the program ends (t661): return (the default), _exit, _Exit, exit_group (the
+ * raw system call), sigterm (raise(SIGTERM), the default action), or mainexit (the work runs on a second thread and the main thread
+ * ends with pthread_exit first).
  * Prints the sum of what it computed, so that nothing is optimised away. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -18,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "noipa.h"
 
@@ -74,13 +79,20 @@ NOIPA uint64_t plt_calls(int n)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: nts-fib fib|threads|signal|plt SECONDS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: nts-fib fib|threads|signal|plt SECONDS [END]\n");
 		return 1;
 	}
 	const char *mode = argv[1];
+	const char *how = argc == 4 ? argv[3] : "return";
 	secs = atof(argv[2]);
 	memset(text, 'a', sizeof text - 1);
+	if (strcmp(how, "mainexit") == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, worker, NULL))
+			return 3;
+		pthread_exit(NULL);
+	}
 	if (strcmp(mode, "fib") == 0) {
 		worker(NULL);
 	} else if (strcmp(mode, "threads") == 0) {
@@ -114,5 +126,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("sum %llu\n", (unsigned long long)sink);
+	fflush(stdout);
+	if (strcmp(how, "_exit") == 0)
+		_exit(0);
+	if (strcmp(how, "_Exit") == 0)
+		_Exit(0);
+	if (strcmp(how, "exit_group") == 0)
+		syscall(SYS_exit_group, 0);
+	if (strcmp(how, "sigterm") == 0)
+		raise(SIGTERM);
 	return 0;
 }
