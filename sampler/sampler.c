@@ -18,6 +18,12 @@
  * and its sample counts as dropped. The handlers' records are drained at the start of the
  * next wake-up, sorted by time, and written (drain.c).
  *
+ * The end of the process: exit() runs the destructor, which finalizes the environment
+ * session; _exit/_Exit are interposed to do the same; when the main thread ended with
+ * pthread_exit and every other thread has ended, the sampler thread (which would keep the
+ * process alive for ever) finalizes and exits as glibc does. With NETTRACE_FOLLOW=1 a
+ * forked or exec'd child records into a file of its own (child_path).
+ *
  * Locking: rt.mu serialises everything but the handler and the samplepoint fast path.
  * The sampler thread holds it except while sleeping.
  * Not here: the handler (signal.c), unwinding (unwind.c), schedules (schedule.c), the
