@@ -661,8 +661,10 @@ static void sweep(void)
 	rt.over_threads = over;
 	/* The main thread ended with pthread_exit and every other thread has ended too: the
 	 * process would wait for the sampler thread for ever (glibc exits when its last
-	 * thread ends, and ours is one); the sampler thread finishes it (sampler_main). */
-	rt.only_sampler = others == 0 && (!main_listed || rt.main_gone || main_is_zombie());
+	 * thread ends, and ours is one); the sampler thread finishes it (sampler_main). The
+	 * main thread's state is read only while a request to it is pending (a zombie never
+	 * answers), not at every sweep. */
+	rt.only_sampler = others == 0 && (!main_listed || rt.main_gone);
 	for (uint32_t i = 0; i < rt.nactive;) {
 		nts_slot *t = &nts_g.slots[rt.active[i]];
 		if (t->seen_sweep != gen)
