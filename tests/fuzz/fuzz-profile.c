@@ -153,7 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The variant of the options follows the length: every length is reachable, and a
 	 * mutation that only flips bytes keeps the variant. */
 	int variant = (int)(size % 32);
-	nt_native_opts no = {sizeof no, "/nonexistent/nettrace-fuzz", "", 0};
+	nt_native_opts no = {sizeof no, "/nonexistent/nettrace-fuzz", "", 0, NULL};
 	nt_profile_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;
