@@ -84,8 +84,9 @@ size_t nt_mlines_module_count(const nt_mlines *ml);
 int nt_mlines_module_at(const nt_mlines *ml, size_t i, nt_managed_module *out);
 uint64_t nt_mlines_il_maps(const nt_mlines *ml);
 uint64_t nt_mlines_code_versions(const nt_mlines *ml);
-/* The status nt_mlines_resolve() gave (ip, ret), or -1 when it was not asked. */
-int nt_mlines_cached_status(const nt_mlines *ml, uint64_t ip, int ret);
+/* The status nt_mlines_resolve() gave (ip, ret), or -1 when it was not asked; *pdb_read
+ * (if not NULL) whether the frame's module had its PDB read. */
+int nt_mlines_cached_status(const nt_mlines *ml, uint64_t ip, int ret, int *pdb_read);
 /* The resolver of a profile's session (finishing the profile), NULL if out of range
  * (profile.c). */
 nt_mlines *nt_profile_mlines(nt_profile *p, size_t session);

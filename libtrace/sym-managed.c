@@ -60,6 +60,7 @@ typedef struct pend {
 typedef struct mframe {
 	nt_native_frame f;
 	int status;
+	int pdb_read;        /* its module's PDB was read */
 } mframe;
 
 struct nt_mlines {
@@ -689,9 +690,13 @@ const nt_native_frame *nt_mlines_resolve(nt_mlines *ml, uint64_t ip, int ret, co
 		m = &ml->mod[k];
 	if (!c || (c->token >> 24) != 0x06 || (c->token & 0xFFFFFF) == 0)
 		goto done;
-	if (m)
+	if (m) {
 		m->lookups++;
-	if (c->map < 0) {
+		if (m->state == NT_MANAGED_UNUSED && load_pdb(ml, m) < 0)
+			goto done;
+		f->pdb_read = m->state == NT_MANAGED_LINE;
+	}
+	if (c->map < 0) { /* ReadyToRun code, IL stubs, or the keyword was off */
 		f->status = NT_MANAGED_NO_IL_MAP;
 		goto done;
 	}
@@ -699,8 +704,6 @@ const nt_native_frame *nt_mlines_resolve(nt_mlines *ml, uint64_t ip, int ret, co
 		f->status = NT_MANAGED_NO_PDB;
 		goto done;
 	}
-	if (m->state == NT_MANAGED_UNUSED && load_pdb(ml, m) < 0)
-		goto done;
 	if (m->state != NT_MANAGED_LINE) {
 		f->status = m->state;
 		goto done;
@@ -777,12 +780,15 @@ const char *nt_managed_status_name(int status, int is_module)
 	}
 }
 
-int nt_mlines_cached_status(const nt_mlines *ml, uint64_t ip, int ret)
+int nt_mlines_cached_status(const nt_mlines *ml, uint64_t ip, int ret, int *pdb_read)
 {
 	size_t k;
 	if (!nt_idmap_get(&ml->frame_ix, ip << 1 | (ret ? 1 : 0), &k))
 		return -1;
-	return ml->chunks[k / FRAME_CHUNK][k % FRAME_CHUNK].status;
+	const mframe *f = &ml->chunks[k / FRAME_CHUNK][k % FRAME_CHUNK];
+	if (pdb_read)
+		*pdb_read = f->pdb_read;
+	return f->status;
 }
 
 /* ------------------------------------------------------------------ profile summaries */
@@ -801,15 +807,20 @@ static int count_group(void *ctx, const nt_sample_group *g)
 	nt_mlines *ml = nt_profile_mlines(c->p, g->session);
 	if (!ml)
 		return 0;
-	int leaf_done = 0;
+	int leaf_done = 0, pdb_done = 0;
 	for (uint32_t j = 0; j < g->nips; j++) {
-		int st = nt_mlines_cached_status(ml, g->ips[j], j > 0);
+		int pdb = 0;
+		int st = nt_mlines_cached_status(ml, g->ips[j], j > 0, &pdb);
 		if (st < 0 || st >= NT_MANAGED_NSTATUS)
 			continue;
 		c->out->frames[st] += g->samples;
 		if (!leaf_done) {
 			c->out->leaf[st] += g->samples;
 			leaf_done = 1;
+		}
+		if (pdb && !pdb_done) {
+			c->out->pdb_leaf[st] += g->samples;
+			pdb_done = 1;
 		}
 	}
 	return 0;

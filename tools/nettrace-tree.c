@@ -70,6 +70,7 @@ static const tool_opt tree_opts[] = {
 	{"by-subsystem", no_argument, OPT_BYSUB, NULL,
 	 "print the time per subsystem (self, total, by category) instead of the tree"},
 	TOOL_SUBSYSTEMS_OPT,
+	TOOL_SYMBOLS_OPT,
 	{"unit", required_argument, OPT_UNIT, "UNIT",
 	 "time column: samples, ns, us or ms (default: auto-scaled); samples also ranks"},
 	TOOL_STD_OPTS,
@@ -170,7 +171,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
-		case OPT_SUBSYSTEMS: {
+		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

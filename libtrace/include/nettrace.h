@@ -1201,6 +1201,8 @@ NT_API const char *nt_managed_status_name(int status, int is_module);
 typedef struct nt_managed_lines {
 	uint64_t frames[NT_MANAGED_NSTATUS]; /* every managed frame of the samples */
 	uint64_t leaf[NT_MANAGED_NSTATUS];   /* the innermost managed frame of each sample */
+	uint64_t pdb_leaf[NT_MANAGED_NSTATUS]; /* the innermost frame, of each sample, of a
+					     module whose PDB was read (the code with sources) */
 	uint64_t il_maps;           /* IL-map events in the session(s) */
 	uint64_t code_versions;     /* method code versions (distinct start addresses) */
 } nt_managed_lines;
