@@ -451,7 +451,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (timeline) {
 		/* the density of the whole selection: the root's time histogram */
-		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS};
+		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS, 0};
 		nt_tree_when_info wi;
 		nt_error terr;
 		nt_error_clear(&terr);

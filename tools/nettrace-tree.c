@@ -28,6 +28,7 @@ enum {
 	OPT_WHEN_WIDTH,
 	OPT_ASCII,
 	OPT_BYSUB,
+	OPT_LINES,
 };
 
 /* Default --when-width: PerfView's When column has 32 buckets too; enough to see phases,
@@ -52,6 +53,8 @@ static const tool_opt tree_opts[] = {
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"},
 	{"invert", no_argument, OPT_INVERT, NULL, "bottom-up: leaf functions first, callers below"},
+	{"lines", no_argument, OPT_LINES, NULL,
+	 "a node per source line: 'NAME at FILE:LINE' (managed PDB or native DWARF lines)"},
 	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "one root per thread, 'Thread (TID)'"},
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},
 	{"depth", required_argument, OPT_DEPTH, "N", "show N levels at most"},
@@ -184,6 +187,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			break;
 		}
 		case OPT_INVERT: cfg->to.invert = 1; break;
+		case OPT_LINES: cfg->to.lines = 1; break;
 		case OPT_DEPTH:
 			if (parse_u64(optarg, 1, UINT32_MAX, &v))
 				return tool_usage_error(t, "invalid --depth value '%s' (expected an "

@@ -729,6 +729,9 @@ typedef struct nt_tree_opts {
 	uint32_t when_buckets; /* > 0: a time histogram of this many buckets per node,
 				  function and subsystem (needs nt_profile_opts.when); at most
 				  NT_WHEN_MAX_BUCKETS */
+	int lines;        /* a node per source line: frames with a file:line (native DWARF,
+			     managed PDB: nt_profile_frame_native()) are named
+			     "NAME at FILE:LINE" (FILE without its directory) */
 } nt_tree_opts;
 
 /* Builds the call tree of every group of p (nt_profile_foreach; finishes p if needed).

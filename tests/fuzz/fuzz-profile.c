@@ -59,7 +59,7 @@ static void trees(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *sink
 {
 	nt_error err;
 	nt_tree *t = NULL;
-	nt_tree_opts to = {sizeof to, 0, 0, 0, 0, WHEN_BUCKETS};
+	nt_tree_opts to = {sizeof to, 0, 0, 0, 0, WHEN_BUCKETS, 0};
 	to.invert = variant & 1;
 	to.per_thread = (variant >> 1) & 1;
 	to.no_module = (variant >> 2) & 1;
