@@ -529,6 +529,12 @@ static int inflate_pdb(const uint8_t *p, size_t len, size_t at, uint32_t size, n
 	if (size > NT_PDB_MAX_FILE)
 		return nt_fail(err, NT_ELIMIT, at, "embedded PDB of %" PRIu32 " bytes exceeds the %u "
 						   "MiB limit", size, NT_PDB_MAX_FILE >> 20);
+	/* deflate expands at most ~1032:1: a larger claimed size is a lie, and would make a
+	 * small file allocate much */
+	if ((uint64_t)size > (uint64_t)len * 1032 + 64)
+		return nt_fail(err, NT_EFORMAT, at - 4,
+			       "embedded PDB: size %" PRIu32 " cannot come from %zu deflate bytes", size,
+			       len);
 	uint8_t *buf = malloc(size ? size : 1);
 	if (!buf)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate an embedded PDB");

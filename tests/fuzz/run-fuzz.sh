@@ -11,11 +11,14 @@
 #   folded  fuzz-folded.c: the folded-stacks, category rules and subsystem rules parsers
 #           and the exporters. Seeds: data/rules/*, tests/corpus/regress-folded/, and the
 #           folded stacks of data/traces when tools/nettrace-fold is built.
+#   pdb     fuzz-pdb.c: the portable PDB and PE debug-directory reader (libtrace/pdb.c).
+#           Seeds: the PDBs and assemblies of the .NET workloads when top_builddir's
+#           tests/dotnet/build holds them, tests/corpus/regress-pdb/.
 #   all     each of them in turn, for SECONDS each (one TAP line per target).
 #
 # Usage: tests/fuzz/run-fuzz.sh [-T TARGET] [-t SECONDS] [-j JOBS] [-o DIR] [-b]
 #                               [-- LIBFUZZER-ARGS...]
-#   -T TARGET   reader (default), profile, folded or all
+#   -T TARGET   reader (default), profile, folded, pdb or all
 #   -t SECONDS  fuzzing time per target (default $FUZZ_SECONDS or 60)
 #   -j JOBS     parallel fuzzing processes (default 1)
 #   -o DIR      work directory: binaries, corpus, artifacts (default ./fuzz-out); targets
@@ -36,7 +39,7 @@ jobs=1
 out=./fuzz-out
 build_only=0
 target=reader
-usage="usage: $0 [-T reader|profile|folded|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
+usage="usage: $0 [-T reader|profile|folded|pdb|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
 usage="$usage [-- LIBFUZZER-ARGS...]"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -50,8 +53,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $target in
-reader | profile | folded) targets=$target ;;
-all) targets="reader profile folded" ;;
+reader | profile | folded | pdb) targets=$target ;;
+all) targets="reader profile folded pdb" ;;
 *) echo "$usage" >&2; exit 1 ;;
 esac
 CLANG=${CLANG:-clang}
@@ -118,6 +121,18 @@ folded_seeds() {
 	find "$1/seeds" -type f -size 0 -exec rm -f {} +
 }
 
+# pdb_seeds WORKDIR: the saved reproducers and, when the .NET tests have built them, the
+# workloads' portable PDBs and assemblies (one with an embedded PDB).
+pdb_seeds() {
+	cp "$top"/tests/corpus/regress-pdb/* "$1/seeds/" 2>/dev/null
+	for f in "$build"/tests/dotnet/build/workloads*/out/*.pdb \
+		"$build"/tests/dotnet/build/workloads*/out/*.dll; do
+		[ -f "$f" ] && cp "$f" "$1/seeds/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
+	done
+	printf 'BSJB' >"$1/seeds/min-bsjb"
+	true
+}
+
 # run_target TARGET N: builds, seeds and runs one target; prints its TAP line "ok N".
 run_target() {
 	t=$1
@@ -135,6 +150,12 @@ run_target() {
 		srcs="$srcs $lib/payload.c"
 		libs="-lz -lm"
 		dict=$here/nettrace.dict
+		maxlen=65536
+		;;
+	pdb)
+		srcs="$lib/error.c $lib/pdb.c"
+		libs="-lz"
+		dict=$here/pdb.dict
 		maxlen=65536
 		;;
 	*)
@@ -160,7 +181,7 @@ run_target() {
 		-o "$w/fuzz-$t" "$here/fuzz-$t.c" $srcs $libs || {
 		echo "not ok $n - fuzz-$t: build failed"; return 1; }
 	# The corpus generator is plain C (no sanitizers needed).
-	if [ "$t" != folded ]; then
+	if [ "$t" != folded ] && [ "$t" != pdb ]; then
 		$CLANG -O1 -std=c11 -I"$top/tests" -o "$w/gen-corrupt" \
 			"$top/tests/corpus/gen-corrupt.c" -lz || {
 			echo "not ok $n - gen-corrupt: build failed"; return 1; }
@@ -173,6 +194,7 @@ run_target() {
 	profile) trace_seeds "$w" && cp "$top"/tests/corpus/regress-profile/* "$w/seeds/" 2>/dev/null
 		true ;;
 	folded) folded_seeds "$w" ;;
+	pdb) pdb_seeds "$w" ;;
 	esac || { echo "not ok $n - fuzz-$t: seeding failed"; return 1; }
 
 	# -malloc_limit_mb: a small input must not make the library allocate much (sizes are
