@@ -5,7 +5,7 @@
 #   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces,
 #                       then record examples/nettrace-example and show its profile
 #   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
-#                       make check, fuzz smoke (60 s over three targets, needs clang), then print
+#                       make check, fuzz smoke (60 s over four targets, needs clang), then print
 #                       "N passed, N failed" and exit non-zero if anything failed
 #   ./run.sh distcheck  make distcheck: the release tarball must build, test and install
 #   ./run.sh deps       only install the missing Debian packages
@@ -135,11 +135,11 @@ run_tests() {
 		fail=1
 	fi
 
-	# Fuzz smoke: the libFuzzer targets (reader, profile, folded) for FUZZ_SECONDS in all,
-	# a third each ("make fuzz FUZZ_TARGET=all"), when clang is there.
+	# Fuzz smoke: the libFuzzer targets (reader, profile, folded, pdb) for FUZZ_SECONDS in
+	# all, a quarter each ("make fuzz FUZZ_TARGET=all"), when clang is there.
 	if [ "$FUZZ_SECONDS" -gt 0 ] && [ -f Makefile ] && grep -q '^fuzz:' Makefile &&
 		command -v clang >/dev/null 2>&1; then
-		each=$((FUZZ_SECONDS / 3))
+		each=$((FUZZ_SECONDS / 4))
 		[ "$each" -gt 0 ] || each=1
 		say "make fuzz FUZZ_TARGET=all FUZZ_SECONDS=$each"
 		if make -s fuzz FUZZ_TARGET=all FUZZ_SECONDS="$each"; then
