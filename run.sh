@@ -136,11 +136,11 @@ run_tests() {
 		fail=1
 	fi
 
-	# Fuzz smoke: the libFuzzer targets (reader, profile, folded, unwind) for FUZZ_SECONDS
-	# in all, a quarter each ("make fuzz FUZZ_TARGET=all"), when clang is there.
+	# Fuzz smoke: the libFuzzer targets (reader, profile, folded, unwind, pdb) for
+	# FUZZ_SECONDS in all, a fifth each ("make fuzz FUZZ_TARGET=all"), when clang is there.
 	if [ "$FUZZ_SECONDS" -gt 0 ] && [ -f Makefile ] && grep -q '^fuzz:' Makefile &&
 		command -v clang >/dev/null 2>&1; then
-		each=$((FUZZ_SECONDS / 4))
+		each=$((FUZZ_SECONDS / 5))
 		[ "$each" -gt 0 ] || each=1
 		say "make fuzz FUZZ_TARGET=all FUZZ_SECONDS=$each"
 		if make -s fuzz FUZZ_TARGET=all FUZZ_SECONDS="$each"; then

@@ -13,11 +13,14 @@
 #           folded stacks of data/traces when tools/nettrace-fold is built.
 #   unwind  fuzz-unwind.c: the sampler's CFI parser and interpreter and its stack walk
 #           (sampler/unwind.c). Seeds: tests/fuzz/gen-unwind-seeds.c, tests/corpus/regress-unwind/.
+#   pdb     fuzz-pdb.c: the portable PDB and PE debug-directory reader (libtrace/pdb.c).
+#           Seeds: the PDBs and assemblies of the .NET workloads when top_builddir's
+#           tests/dotnet/build holds them, tests/corpus/regress-pdb/.
 #   all     each of them in turn, for SECONDS each (one TAP line per target).
 #
 # Usage: tests/fuzz/run-fuzz.sh [-T TARGET] [-t SECONDS] [-j JOBS] [-o DIR] [-b]
 #                               [-- LIBFUZZER-ARGS...]
-#   -T TARGET   reader (default), profile, folded, unwind or all
+#   -T TARGET   reader (default), profile, folded, unwind, pdb or all
 #   -t SECONDS  fuzzing time per target (default $FUZZ_SECONDS or 60)
 #   -j JOBS     parallel fuzzing processes (default 1)
 #   -o DIR      work directory: binaries, corpus, artifacts (default ./fuzz-out); targets
@@ -38,7 +41,7 @@ jobs=1
 out=./fuzz-out
 build_only=0
 target=reader
-usage="usage: $0 [-T reader|profile|folded|unwind|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
+usage="usage: $0 [-T reader|profile|folded|unwind|pdb|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
 usage="$usage [-- LIBFUZZER-ARGS...]"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -52,8 +55,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $target in
-reader | profile | folded | unwind) targets=$target ;;
-all) targets="reader profile folded unwind" ;;
+reader | profile | folded | unwind | pdb) targets=$target ;;
+all) targets="reader profile folded unwind pdb" ;;
 *) echo "$usage" >&2; exit 1 ;;
 esac
 CLANG=${CLANG:-clang}
@@ -120,6 +123,18 @@ folded_seeds() {
 	find "$1/seeds" -type f -size 0 -exec rm -f {} +
 }
 
+# pdb_seeds WORKDIR: the saved reproducers and, when the .NET tests have built them, the
+# workloads' portable PDBs and assemblies (one with an embedded PDB).
+pdb_seeds() {
+	cp "$top"/tests/corpus/regress-pdb/* "$1/seeds/" 2>/dev/null
+	for f in "$build"/tests/dotnet/build/workloads*/out/*.pdb \
+		"$build"/tests/dotnet/build/workloads*/out/*.dll; do
+		[ -f "$f" ] && cp "$f" "$1/seeds/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
+	done
+	printf 'BSJB' >"$1/seeds/min-bsjb"
+	true
+}
+
 # run_target TARGET N: builds, seeds and runs one target; prints its TAP line "ok N".
 run_target() {
 	t=$1
@@ -144,6 +159,12 @@ run_target() {
 		libs=""
 		dict=""
 		maxlen=4096
+		;;
+	pdb)
+		srcs="$lib/error.c $lib/pdb.c"
+		libs="-lz"
+		dict=$here/pdb.dict
+		maxlen=65536
 		;;
 	*)
 		# Everything but the SQLite store (and its dependency).
@@ -173,7 +194,7 @@ run_target() {
 	if [ "$t" = unwind ]; then
 		$CLANG -O1 -std=c11 -o "$w/gen-unwind-seeds" "$here/gen-unwind-seeds.c" || {
 			echo "not ok $n - gen-unwind-seeds: build failed"; return 1; }
-	elif [ "$t" != folded ]; then
+	elif [ "$t" != folded ] && [ "$t" != pdb ]; then
 		$CLANG -O1 -std=c11 -I"$top/tests" -o "$w/gen-corrupt" \
 			"$top/tests/corpus/gen-corrupt.c" -lz || {
 			echo "not ok $n - gen-corrupt: build failed"; return 1; }
@@ -189,6 +210,7 @@ run_target() {
 	unwind) "$w/gen-unwind-seeds" "$w/seeds" &&
 		cp "$top"/tests/corpus/regress-unwind/* "$w/seeds/" 2>/dev/null
 		true ;;
+	pdb) pdb_seeds "$w" ;;
 	esac || { echo "not ok $n - fuzz-$t: seeding failed"; return 1; }
 
 	# -malloc_limit_mb: a small input must not make the library allocate much (sizes are
