@@ -75,10 +75,10 @@ EOF
 </yandex>
 EOF
 }
-up() { # up TCP: waits until the server answers (30 s at most)
+up() { # up TCP HTTP: waits until the server answers on both ports (60 s at most)
 	i=0
-	while [ $i -lt 300 ]; do
-		"$CHC" --port "$1" -q "SELECT 1" >/dev/null 2>&1 && return 0
+	while [ $i -lt 600 ]; do
+		"$CHC" --port "$1" -q "SELECT 1" >/dev/null 2>&1 && "$CUT" --probe "$2" && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -94,7 +94,7 @@ for attempt in 1 2 3; do
 	"$CHS" --config-file="$T/ch2/config.xml" >"$T/ch2/out.log" 2>&1 &
 	p2=$!
 	pids="$p1 $p2"
-	if up "$T1" && up "$T2"; then
+	if up "$T1" "$H1" && up "$T2" "$H2"; then
 		started=1
 		break
 	fi

@@ -8,7 +8,10 @@
  * With TARGET 0 it is a hostile server instead: it reads what the client sends for a
  * moment, answers MATCH (with \r and \n escapes decoded) and closes.
  *
- *   tcp-cut PORTFILE TARGET MATCH CUT IDLE */
+ * "tcp-cut --probe PORT" only tells whether 127.0.0.1:PORT accepts a connection (exit 0).
+ *
+ *   tcp-cut PORTFILE TARGET MATCH CUT IDLE
+ *   tcp-cut --probe PORT */
 #define _GNU_SOURCE 1 /* memmem */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -37,6 +40,13 @@ static int dial(int port)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--probe") == 0) {
+		int fd = dial(atoi(argv[2]));
+		if (fd < 0)
+			return 1;
+		close(fd);
+		return 0;
+	}
 	if (argc != 6) {
 		fprintf(stderr, "usage: tcp-cut PORTFILE TARGET MATCH CUT IDLE\n");
 		return 1;
