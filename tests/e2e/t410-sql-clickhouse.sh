@@ -195,7 +195,7 @@ grep -q "ClickHouse: 0 trace(s) imported, 1 there already" "$T/err" &&
 is "$(ch "$T1" "SELECT count() FROM nt.samples")" "$before" "no sample row added by the second import"
 
 # ---------------------------------------------------------------- cut mid-import, retry
-"$CUT" "$T/cut.port" "$H2" "nt.events%20FORMAT" 20000 15 &
+"$CUT" "$T/cut.port" "$H2" "nt.events%20FORMAT" 20000 120 &
 cutpid=$!
 i=0; while [ ! -s "$T/cut.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 CP=$(cat "$T/cut.port")
@@ -244,7 +244,7 @@ grep -q "cannot connect to ClickHouse at 127.0.0.1:1" "$T/err" && pass "the mess
 # hostile servers: garbage, a bad chunk size, an HTTP error without body, silence
 hostile() { # hostile REPLY EXIT MESSAGE
 	rm -f "$T/h.port"
-	"$CUT" "$T/h.port" 0 "$1" 0 3 &
+	"$CUT" "$T/h.port" 0 "$1" 0 120 &
 	hp=$!
 	i=0; while [ ! -s "$T/h.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	run "$SQL" --to "clickhouse://127.0.0.1:$(cat "$T/h.port")/nt" "$A"
