@@ -52,6 +52,15 @@ int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
 int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
 void nt_idmap_free(nt_idmap *m);
 
+/* JSON string escaping (json.c), the one escaper of the library and, through
+ * nt_json_write_string(), of the tools: put receives the escaped text of s[0..n) (without
+ * quotes) in pieces; the result is valid UTF-8 JSON whatever s holds. */
+/* Length of the UTF-8 sequence starting at s (n bytes left), or 0 when it is invalid
+ * (truncated, overlong, surrogate, beyond U+10FFFF, or U+FFFE/U+FFFF, which XML forbids). */
+size_t nt_utf8_seq(const unsigned char *s, size_t n);
+typedef void (*nt_put_fn)(void *ctx, const char *s, size_t n);
+void nt_json_escape(const char *s, size_t n, nt_put_fn put, void *ctx);
+
 /* strdup that returns NULL on NULL */
 char *nt_strdup(const char *s);
 

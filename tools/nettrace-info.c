@@ -341,53 +341,11 @@ static void format_utc(const nt_trace_header *h, char *buf, size_t size)
 		 t[6], t[7]);
 }
 
-/* Writes s as a JSON string: UTF-8 passes through, invalid UTF-8 bytes become U+FFFD, so
- * the output is valid JSON whatever the file holds. */
+/* Writes s as a JSON string (the library's escaper: always valid UTF-8 JSON). */
 static void json_str(FILE *fp, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	putc('"', fp);
-	while (*p) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			putc('\\', fp);
-			putc(c, fp);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(fp, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			putc(c, fp);
-			p++;
-		} else {
-			/* length and minimum code point of the sequence c starts */
-			size_t len = 0;
-			if (c >= 0xc2 && c <= 0xdf)
-				len = 2;
-			else if (c >= 0xe0 && c <= 0xef)
-				len = 3;
-			else if (c >= 0xf0 && c <= 0xf4)
-				len = 4;
-			uint32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
-			size_t i = 1;
-			for (; len && i < len; i++) {
-				if ((p[i] & 0xc0) != 0x80)
-					break;
-				cp = (cp << 6) | (p[i] & 0x3fu);
-			}
-			int valid = len && i == len &&
-				    !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
-				    !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
-			if (valid) {
-				fwrite(p, 1, len, fp);
-				p += len;
-			} else {
-				fputs("\\ufffd", fp);
-				p++;
-			}
-		}
-	}
-	putc('"', fp);
+	nt_sink k = nt_sink_stdio(fp);
+	nt_json_write_string(&k, s, s ? strlen(s) : 0);
 }
 
 /* Writes s for a terminal: control characters from the file become '?', so a crafted

@@ -84,6 +84,12 @@ typedef struct nt_membuf {
 NT_API nt_sink nt_sink_membuf(nt_membuf *mb);
 NT_API void nt_membuf_free(nt_membuf *mb);
 
+/* Writes s[0..n) to sink as a quoted JSON string that is valid UTF-8 whatever s holds:
+ * " and \ escaped, \n \r \t by name, other control characters and DEL as \u00XX,
+ * invalid UTF-8 bytes as U+FFFD. The library's own JSON (payloads, exporters) uses the
+ * same escaping. s may be NULL when n is 0. Returns 0 or the sink's error. */
+NT_API int nt_json_write_string(const nt_sink *sink, const char *s, size_t n);
+
 /* ---------------------------------------------------------------------------------------
  * Trace header
  * ------------------------------------------------------------------------------------- */
@@ -134,6 +140,11 @@ enum nt_type {
 	NT_TYPE_BOOL8 = 26,
 	/* Built-in layout only (not a file type code): pointer-sized integer. */
 	NT_TYPE_POINTER = 100,
+	/* Not a file type code: a uint16 byte length then UTF-8 (no terminator). The
+	 * Universal.System / Universal.Events providers write their strings so while their
+	 * metadata says 23 (UTF8CHAR); the reader maps those fields to this type
+	 * (doc/format/universal-events.md). nt_value.raw/raw_len: the UTF-8 bytes. */
+	NT_TYPE_UTF8_STRING16 = 101,
 };
 
 typedef struct nt_field {
@@ -284,7 +295,10 @@ typedef struct nt_value {
 	size_t raw_len;
 } nt_value;
 
-/* Finds field `name` and decodes it. Returns 1 found, 0 absent or payload too short. */
+/* Finds top-level field `name` and decodes it with the same decoder as
+ * nt_payload_write_json() (so both agree on every type: V6 VARINT/VARUINT give i/u;
+ * strings and compound fields give raw/raw_len only). Returns 1 found, 0 absent or the
+ * payload too short for it or a field before it. */
 NT_API int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name,
 			  nt_value *out);
 
@@ -299,6 +313,10 @@ NT_API size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t 
 #define NT_PROVIDER_PRIVATE "Microsoft-Windows-DotNETRuntimePrivate"
 #define NT_PROVIDER_SAMPLER "Microsoft-DotNETCore-SampleProfiler"
 #define NT_PROVIDER_EVENTPIPE "Microsoft-DotNETCore-EventPipe"
+/* Machine-wide providers of one-collect / dotnet-trace collect-linux (V6 traces):
+ * doc/format/universal-events.md. */
+#define NT_PROVIDER_UNIVERSAL_SYSTEM "Universal.System"
+#define NT_PROVIDER_UNIVERSAL_EVENTS "Universal.Events"
 /* Our sampler's own provider (doc/format/sampler-events.md). */
 #define NT_PROVIDER_NTSAMPLER "libnettrace-Sampler"
 enum nt_ntsampler_event {

@@ -863,7 +863,7 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	}
 	nb_v6_block_end(b, at);
 	/* Metadata block: id 1 Prov/Ev: u32 A, string S, fixed array of 2 u16 Arr, varint V,
-	 * with optional opcode 5, level 4, version 1, keywords 0x10 */
+	 * varuint U, with optional opcode 5, level 4, version 1, keywords 0x10 */
 	at = nb_v6_block_begin(b, 3);
 	nb_u16(b, 0);
 	nbuf row = {NULL, 0, 0};
@@ -871,12 +871,12 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	nb_str6(&row, "Prov");
 	nb_var(&row, 7);
 	nb_str6(&row, "Ev");
-	nb_u16(&row, 4);
+	nb_u16(&row, 5);
 	static const struct {
 		const char *name;
 		uint8_t type, elem;
-	} fl[4] = {{"A", 10, 0}, {"S", 18, 0}, {"Arr", 22, 8}, {"V", 20, 0}};
-	for (int i = 0; i < 4; i++) {
+	} fl[5] = {{"A", 10, 0}, {"S", 18, 0}, {"Arr", 22, 8}, {"V", 20, 0}, {"U", 21, 0}};
+	for (int i = 0; i < 5; i++) {
 		nbuf f = {NULL, 0, 0};
 		nb_str6(&f, fl[i].name);
 		nb_u8(&f, fl[i].type);
@@ -922,6 +922,7 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	nb_u16(&pl, 1);
 	nb_u16(&pl, 2);
 	nb_var(&pl, 5); /* zig-zag -3 */
+	nb_var(&pl, 300); /* two bytes */
 	nb_u8(b, 0x40 | 0x80 | 0x10 | 0x08 | 0x04 | 0x02 | 0x01);
 	nb_var(b, 1);           /* metadata id */
 	nb_var(b, 0);           /* seq delta -> 1 */
@@ -980,8 +981,8 @@ static void test_reader_v6_stream(void)
 		ok(e->activity_id[0] == 0x11 && e->activity_id[15] == 0x11,
 		   "V6 (%s): activity id from the label list", m);
 		is_int(e->time_ns, 1000, "V6 (%s): time since sync at 1 GHz", m);
-		is_str(e->json, "{\"A\":77,\"S\":\"hi\",\"Arr\":[1,2],\"V\":-3}",
-		       "V6 (%s): payload with string, fixed array and varint", m);
+		is_str(e->json, "{\"A\":77,\"S\":\"hi\",\"Arr\":[1,2],\"V\":-3,\"U\":300}",
+		       "V6 (%s): payload with string, fixed array and varints", m);
 		ok(res.ev[1].seq == 2 && res.ev[1].timestamp == 2100, "V6 (%s): second event", m);
 		is_u64(res.stats.lost_events, 2, "V6 (%s): 2 lost at the sequence point", m);
 		is_int(res.stats.end_tag, 1, "V6 (%s): EndOfStream seen", m);
@@ -1000,6 +1001,20 @@ static void test_reader_v6_stream(void)
 		   "V6: metadata provider, name, event id");
 		ok(m && m->opcode == 5 && m->level == 4 && m->version == 1 && m->keywords == 0x10,
 		   "V6: optional metadata opcode, level, version, keywords");
+		/* nt_event_field decodes with the JSON renderer's decoder (issue: it returned
+		 * found with 0 for V6 varints that the JSON showed as -3 and 300). */
+		nt_value v;
+		ok(nt_event_field(e, 8, "V", &v) == 1 && v.i == -3 && v.type == NT_TYPE_VARINT &&
+			   v.raw_len == 1,
+		   "V6: nt_event_field VARINT V = -3");
+		ok(nt_event_field(e, 8, "U", &v) == 1 && v.u == 300 && v.i == 300 && v.raw_len == 2,
+		   "V6: nt_event_field VARUINT U = 300, after a fixed array and a varint");
+		ok(nt_event_field(e, 8, "A", &v) == 1 && v.u == 77, "V6: nt_event_field U32 A = 77");
+		ok(nt_event_field(e, 8, "S", &v) == 1 && v.type == NT_TYPE_STRING && v.raw_len == 6,
+		   "V6: nt_event_field string S: its UTF-16 bytes with the terminator");
+		ok(nt_event_field(e, 8, "Arr", &v) == 1 && v.raw_len == 4 && v.raw && v.raw[0] == 1,
+		   "V6: nt_event_field fixed array Arr: its bytes");
+		ok(nt_event_field(e, 8, "Nope", &v) == 0, "V6: nt_event_field absent field");
 		nt_reader_free(r);
 	}
 	/* Label lists end at a sequence point, like stacks (spec §7.5). */
