@@ -8,6 +8,7 @@
 
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
+	TOOL_UNIVERSAL_OPTS,
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SUBSYSTEM_FRAME_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},

@@ -198,6 +198,9 @@ typedef struct nt_event {
 	uint64_t stack_key;         /* equal non-zero keys mean equal stacks, within one reader
 				       (stack ids restart at every sequence point; this does
 				       not): lets consumers cache per stack. 0: no stack */
+	uint64_t process_id;        /* OS process of thread_id: V6 from the thread table row
+				       (machine-wide traces hold many processes), else the
+				       trace header's process id */
 } nt_event;
 
 /* ---------------------------------------------------------------------------------------
@@ -386,6 +389,9 @@ typedef struct nt_event_desc {
 	uint32_t stack_depth;
 	const void *payload;
 	uint32_t payload_len;
+	uint64_t process_id;         /* V6: the OS process of thread_id, written in the thread
+				       table (machine-wide traces); 0 = the header's. V5:
+				       ignored */
 } nt_event_desc;
 
 /* Queues an event. Events of one capture thread must come in non-decreasing timestamp
@@ -598,6 +604,16 @@ typedef struct nt_profile_opts {
 	 * opens, so a profile of an untrusted trace can point root at an empty (or missing)
 	 * directory to keep it off the local files. Read by nt_profile_add_trace(). */
 	const struct nt_native_opts *native;
+	/* Machine-wide Universal traces (doc/format/universal-events.md): keep only the
+	 * samples of these processes (NULL = all) and/or of processes with this name
+	 * (ProcessCreate's Name; NULL = any). Other traces' samples have no process. */
+	const uint64_t *pids;
+	size_t npids;
+	const char *process_name;
+	/* Universal traces: add the cswitch events as blocked time (the off-CPU interval
+	 * before the thread ran again, charged to the stack where it blocked) to the cpu
+	 * samples: a thread-time profile. */
+	int thread_time;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
