@@ -1186,6 +1186,16 @@ NT_API int nt_native_module_at(const nt_native *nn, size_t i, nt_native_module *
 /* "ok", "symbols only", "no symbols", "missing", "build id mismatch", "bad file", "unused". */
 NT_API const char *nt_native_status_name(int status);
 
+/* Rewrites the trace of r (our sampler's native samples and ModuleMap events) to sink as
+ * a V6 trace of the Universal providers, the format of `dotnet-trace collect-linux`
+ * that TraceEvent and PerfView read (doc/format/universal-events.md): a cpu event of
+ * Value 1 per sample, a ProcessMapping (build id in ProcessMappingMetadata) per module,
+ * and a ProcessSymbol per sampled address, named here by the DWARF resolver (nopts as in
+ * nt_native_new(); NULL = defaults) so that readers need no module files. Other events are
+ * not copied. Reads r to the end; errors are the reader's, the writer's or NT_ENOMEM. */
+NT_API int nt_universal_write(nt_reader *r, const nt_sink *sink, const nt_native_opts *nopts,
+			      nt_error *err);
+
 /* The native resolver of a profile's session (NULL when the session has no module map, or
  * i is out of range); finishes p if needed. Borrowed until nt_profile_free(). */
 NT_API nt_native *nt_profile_native(nt_profile *p, size_t session);
