@@ -30,7 +30,7 @@
 
 /* A delivered event, copied out of the reader (nt_event is only valid until the next call). */
 typedef struct rec {
-	uint64_t offset, thread_id, capture_thread_id, timestamp;
+	uint64_t offset, thread_id, capture_thread_id, timestamp, process_id;
 	int64_t time_ns;
 	uint32_t meta_id, seq, processor, stack_id, stack_depth, payload_len;
 	uint64_t stack[8];
@@ -82,6 +82,7 @@ static void read_mem(const void *buf, size_t len, unsigned flags, result *res)
 			rec *x = &res->ev[res->n];
 			x->offset = e->offset;
 			x->thread_id = e->thread_id;
+			x->process_id = e->process_id;
 			x->capture_thread_id = e->capture_thread_id;
 			x->timestamp = e->timestamp;
 			x->time_ns = e->time_ns;
@@ -1055,6 +1056,60 @@ static void test_reader_v6_stream(void)
 		ok(lr.rc == 0 && lr.n == 2 && lr.ev[0].activity_id[0] == 0x22 &&
 			   lr.ev[1].activity_id[0] == 0 && lr.ev[1].activity_id[15] == 0,
 		   "V6: label list 1 applies before the sequence point, not after it");
+		nb_free(&c);
+	}
+	/* Thread rows give each event its (pid, tid); a sequence point with flag 1 clears the
+	 * table (one-collect writes one at every flush, then the table again): an index used
+	 * after it without a new row is no longer the old thread. */
+	{
+		nbuf c = {NULL, 0, 0};
+		static const char *const k[] = {"ProcessId"};
+		static const char *const v[] = {"7"};
+		nb_v6_header(&c);
+		nb_v6_trace_block(&c, 8, 0, 1000, 1, k, v);
+		size_t at = nb_v6_block_begin(&c, 3);
+		nb_u16(&c, 0);
+		nb_bytes(&c, "\x08\x00\x01\x01P\x01\x01" "E\x00\x00", 10);
+		nb_v6_block_end(&c, at);
+		/* rows: index, kind 2 pid, kind 3 tid */
+		static const uint8_t rows[3][3] = {{1, 10, 100}, {2, 20, 120}, {2, 30, 44}};
+		for (int step = 0; step < 3; step++) {
+			if (step != 1) {
+				at = nb_v6_block_begin(&c, 6);
+				for (int q = step ? 2 : 0; q < (step ? 3 : 2); q++) {
+					nb_u16(&c, 5);
+					nb_u8(&c, rows[q][0]);
+					nb_u8(&c, 2);
+					nb_u8(&c, rows[q][1]);
+					nb_u8(&c, 3);
+					nb_u8(&c, rows[q][2]);
+				}
+				nb_v6_block_end(&c, at);
+			}
+			at = nb_v6_block_begin(&c, 2);
+			nb_blk_header(&c, 1, 0, 0);
+			/* flags 0x47: metadata id, seq/capture/proc, thread, sorted; thread index 2 */
+			nb_bytes(&c, "\x47\x01\x00\x01\x00\x02", 6);
+			nb_var(&c, 10 + (uint64_t)step * 100);
+			nb_v6_block_end(&c, at);
+			at = nb_v6_block_begin(&c, 4);
+			nb_u64(&c, 50 + (uint64_t)step * 100);
+			nb_u32(&c, step == 0 ? 1 : 0); /* flag 1 after the first event only */
+			nb_u32(&c, 0);
+			nb_v6_block_end(&c, at);
+		}
+		nb_u32(&c, 0);
+		result tr;
+		read_mem(c.p, c.len, 0, &tr);
+		ok(tr.rc == 0 && tr.n == 3, "V6 threads: 3 events");
+		if (tr.rc || tr.n != 3)
+			printf("# rc %d n %zu: %s at %llu\n", tr.rc, tr.n, tr.err.msg, (unsigned long long)tr.err.offset);
+		ok(tr.ev[0].thread_id == 120 && tr.ev[0].process_id == 20,
+		   "V6 threads: thread index 2 is (pid 20, tid 120) from its row");
+		ok(tr.ev[1].thread_id == 2 && tr.ev[1].process_id == 7,
+		   "V6 threads: after a flag-1 sequence point index 2 is no longer that thread");
+		ok(tr.ev[2].thread_id == 44 && tr.ev[2].process_id == 30,
+		   "V6 threads: a new row gives index 2 a new thread (pid 30, tid 44)");
 		nb_free(&c);
 	}
 	/* Major version 7 is refused, with the offset of the version field. */
