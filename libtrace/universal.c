@@ -392,7 +392,7 @@ static int cmp_sym(const void *a, const void *b)
 /* The mapping of p holding ip (the latest-starting one when they overlap), or NULL. */
 static umap *find_map(nt_universal *u, uproc *p, uint64_t ip)
 {
-	if (!p->sorted) {
+	if (!p->sorted && p->nmaps) {
 		qsort(p->maps, p->nmaps, sizeof(umref), cmp_mref);
 		p->sorted = 1;
 	}
@@ -416,7 +416,7 @@ static umap *find_map(nt_universal *u, uproc *p, uint64_t ip)
 
 static usym *find_sym(umap *mp, uint64_t ip)
 {
-	if (!mp->sorted) {
+	if (!mp->sorted && mp->nsyms) { /* qsort of NULL, 0 is undefined */
 		qsort(mp->syms, mp->nsyms, sizeof(usym), cmp_sym);
 		mp->sorted = 1;
 	}

@@ -606,7 +606,8 @@ typedef struct nt_profile_opts {
 	const struct nt_native_opts *native;
 	/* Machine-wide Universal traces (doc/format/universal-events.md): keep only the
 	 * samples of these processes (NULL = all) and/or of processes with this name
-	 * (ProcessCreate's Name; NULL = any). Other traces' samples have no process. */
+	 * (ProcessCreate's Name; NULL = any). Other traces' samples have no process. Both
+	 * are borrowed: they must stay valid until nt_profile_free(). */
 	const uint64_t *pids;
 	size_t npids;
 	const char *process_name;
