@@ -134,7 +134,7 @@ run_target() {
 	case $t in
 	reader)
 		srcs="$lib/error.c $lib/sink.c $lib/input.c $lib/reader.c $lib/metadata.c"
-		srcs="$srcs $lib/payload.c"
+		srcs="$srcs $lib/payload.c $lib/json.c"
 		libs="-lz -lm"
 		dict=$here/nettrace.dict
 		maxlen=65536
