@@ -146,8 +146,8 @@ run_target() {
 		maxlen=4096
 		;;
 	*)
-		# Everything but the SQLite store (and its dependency).
-		srcs=$(ls "$lib"/*.c | grep -v '/store-sqlite\.c$')
+		# Everything but the SQLite and ClickHouse stores (SQLite is their dependency).
+		srcs=$(ls "$lib"/*.c | grep -v '/store-\(sqlite\|clickhouse\)\.c$')
 		libs="-ldwarf -lelf -lz -lm"
 		gen_headers "$w" || { echo "not ok $n - fuzz-$t: cannot generate headers"; return 1; }
 		if [ "$t" = profile ]; then
