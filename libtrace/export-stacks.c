@@ -603,37 +603,6 @@ void nt_out_printf(nt_out *o, const char *fmt, ...)
 	o->len += (size_t)k;
 }
 
-size_t nt_utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t k;
-	uint32_t cp, min;
-	if ((c & 0xE0) == 0xC0) {
-		k = 2, cp = c & 0x1F, min = 0x80;
-	} else if ((c & 0xF0) == 0xE0) {
-		k = 3, cp = c & 0x0F, min = 0x800;
-	} else if ((c & 0xF8) == 0xF0) {
-		k = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3Fu);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	/* U+FFFE and U+FFFF are not XML characters */
-	if (cp == 0xFFFE || cp == 0xFFFF)
-		return 0;
-	return k;
-}
-
 static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
 void nt_out_xml(nt_out *o, const char *s, size_t n)
@@ -673,39 +642,14 @@ void nt_out_xml(nt_out *o, const char *s, size_t n)
 	nt_out_put(o, s + i - run, run);
 }
 
+static void out_put(void *ctx, const char *s, size_t n)
+{
+	nt_out_put(ctx, s, n);
+}
+
 void nt_out_json(nt_out *o, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, run = 0;
-	while (i < n) {
-		unsigned c = u[i];
-		char tmp[8];
-		const char *rep = NULL;
-		size_t k = 1;
-		if (c < 0x80) {
-			if (c == '"')
-				rep = "\\\"";
-			else if (c == '\\')
-				rep = "\\\\";
-			else if (c < 0x20) {
-				snprintf(tmp, sizeof tmp, "\\u%04x", c);
-				rep = tmp;
-			}
-		} else if ((k = nt_utf8_seq(u + i, n - i)) == 0) {
-			rep = REPLACEMENT;
-			k = 1;
-		}
-		if (rep) {
-			nt_out_put(o, s + i - run, run);
-			run = 0;
-			nt_out_str(o, rep);
-			i += k;
-		} else {
-			i += k;
-			run += k;
-		}
-	}
-	nt_out_put(o, s + i - run, run);
+	nt_json_escape(s, n, out_put, o);
 }
 
 int nt_fmt_num(char *buf, size_t n, double v, int decimals)

@@ -99,13 +99,9 @@ void nt_out_printf(nt_out *o, const char *fmt, ...) NT_PRINTF(2, 3);
  * other than tab become '?', and invalid UTF-8 becomes U+FFFD, so no frame name can end
  * the element, open a tag or make the document ill-formed. */
 void nt_out_xml(nt_out *o, const char *s, size_t n);
-/* Text inside a JSON string (without the quotes): " \ and control characters escaped,
- * invalid UTF-8 replaced by U+FFFD. */
+/* Text inside a JSON string (without the quotes), escaped by nt_json_escape (json.c). */
 void nt_out_json(nt_out *o, const char *s, size_t n);
 
-/* Length of the UTF-8 sequence starting at s (n bytes left), or 0 when it is invalid
- * (truncated, overlong, surrogate, beyond U+10FFFF). */
-size_t nt_utf8_seq(const unsigned char *s, size_t n);
 
 /* Formats v with up to `decimals` decimals, trailing zeros dropped ("12", "0.5"). */
 int nt_fmt_num(char *buf, size_t n, double v, int decimals);

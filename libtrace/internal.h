@@ -52,6 +52,37 @@ int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
 int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
 void nt_idmap_free(nt_idmap *m);
 
+/* JSON string escaping (json.c), the one escaper of the library and, through
+ * nt_json_write_string(), of the tools: put receives the escaped text of s[0..n) (without
+ * quotes) in pieces; the result is valid UTF-8 JSON whatever s holds. */
+/* Length of the UTF-8 sequence starting at s (n bytes left), or 0 when it is invalid
+ * (truncated, overlong, surrogate, beyond U+10FFFF, or U+FFFE/U+FFFF, which XML forbids). */
+size_t nt_utf8_seq(const unsigned char *s, size_t n);
+typedef void (*nt_put_fn)(void *ctx, const char *s, size_t n);
+void nt_json_escape(const char *s, size_t n, nt_put_fn put, void *ctx);
+
+/* Universal.System / Universal.Events (universal.c, doc/format/universal-events.md). */
+enum { NT_UNIV_SYSTEM = 1, NT_UNIV_CPU, NT_UNIV_CSWITCH, NT_UNIV_OTHER };
+/* Which Universal event m describes (NT_UNIV_*), 0 for any other provider. */
+int nt_meta_universal(const nt_metadata *m);
+typedef struct nt_universal nt_universal;
+int nt_universal_new(nt_universal **out, const struct nt_native_opts *nopts, nt_error *err);
+void nt_universal_free(nt_universal *u);
+/* Records a Universal event of kind (nt_meta_universal()); cpu and cswitch give their
+ * Value in *value. A malformed payload fails with NT_EFORMAT at the event's offset. */
+int nt_universal_add_event(nt_universal *u, const nt_event *ev, uint32_t ps, int kind,
+			   uint64_t *value, nt_error *err);
+size_t nt_universal_process_count(const nt_universal *u);
+int nt_universal_process_at(const nt_universal *u, size_t i, uint64_t *pid, const char **name);
+const char *nt_universal_process_name(const nt_universal *u, uint64_t pid);
+/* The name of ip in process pid (lookup_ip: ip - 1 for return addresses): *sym from a
+ * ProcessSymbol range, else *frames and *n from the mapped ELF file's DWARF/ELF symbols;
+ * *file is the mapping's file name (NULL outside every mapping). Fails only with NT_ENOMEM. */
+int nt_universal_resolve(nt_universal *u, uint64_t pid, uint64_t ip, uint64_t lookup_ip,
+			 const char **sym, const char **file,
+			 const struct nt_native_frame **frames, size_t *n, nt_error *err);
+const struct nt_native *nt_universal_native(const nt_universal *u, size_t proc_index);
+
 /* strdup that returns NULL on NULL */
 char *nt_strdup(const char *s);
 

@@ -467,6 +467,20 @@ static int v6_fields(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 	return 0;
 }
 
+/* The Universal.System / Universal.Events providers (one-collect, dotnet-trace
+ * collect-linux) write each string as a uint16 byte length and UTF-8 bytes but declare
+ * it as type 23 (UTF8CHAR, one byte): their top-level type-23 fields are read as what
+ * the bytes hold (doc/format/universal-events.md). */
+static void universal_strings(meta_rec *rec)
+{
+	if (!rec->provider || (strcmp(rec->provider, NT_PROVIDER_UNIVERSAL_SYSTEM) != 0 &&
+			       strcmp(rec->provider, NT_PROVIDER_UNIVERSAL_EVENTS) != 0))
+		return;
+	for (uint32_t i = 0; i < rec->nfields; i++)
+		if (rec->fields[i].type == NT_TYPE_UTF8CHAR)
+			rec->fields[i].type = NT_TYPE_UTF8_STRING16;
+}
+
 int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
 		     nt_error *err)
 {
@@ -494,6 +508,7 @@ int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t o
 		goto fail;
 	if ((rc = v6_fields(&mp, &rec->fields, &rec->nfields, 0)))
 		goto fail;
+	universal_strings(rec);
 	if (nt_cur_left(&mp.c) >= 2) {
 		nt_cur_u16(&mp.c, &osize);
 		if (osize > nt_cur_left(&mp.c)) {

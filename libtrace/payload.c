@@ -68,22 +68,22 @@ static void jprintf(jbuf *j, const char *fmt, ...)
 		jput(j, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* JSON string escaping of UTF-8 text. */
-static void jstr(jbuf *j, const char *s)
+static void jput_cb(void *ctx, const char *s, size_t n)
+{
+	jput(ctx, s, n);
+}
+
+/* A JSON string of UTF-8 text s[0..n) (json.c: always valid UTF-8 JSON). */
+static void jstrn(jbuf *j, const char *s, size_t n)
 {
 	jput(j, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			char e[2] = {'\\', (char)c};
-			jput(j, e, 2);
-		} else if (c < 0x20) {
-			jprintf(j, "\\u%04x", c);
-		} else {
-			jput(j, s, 1);
-		}
-	}
+	nt_json_escape(s, n, jput_cb, j);
 	jput(j, "\"", 1);
+}
+
+static void jstr(jbuf *j, const char *s)
+{
+	jstrn(j, s, strlen(s));
 }
 
 static void jguid(jbuf *j, const uint8_t *g)
@@ -177,10 +177,14 @@ static int need(pctx *c, size_t n, const char *what)
 	return 0;
 }
 
-static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
+/* Decodes the scalar of `type` at c->pos into *v and moves past it: the one place that
+ * knows how each field type is encoded (the JSON renderer and nt_event_field both read
+ * values through it). Strings are not converted: v->raw/raw_len give their bytes (UTF-16LE
+ * with the terminator for STRING, the UTF-8 bytes for UTF8_STRING16). */
+static int read_scalar(pctx *c, uint32_t type, nt_value *v)
 {
-	size_t sz = scalar_size(type, c->ptrsize);
-	const uint8_t *p;
+	memset(v, 0, sizeof *v);
+	v->type = type;
 	if (type == NT_TYPE_STRING) {
 		size_t i;
 		for (i = c->pos; i + 1 < c->len; i += 2)
@@ -190,95 +194,152 @@ static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
 			c->error = c->error ? c->error : "unterminated string";
 			return -1;
 		}
-		p = c->p + c->pos; /* only now: with an empty payload c->p may be NULL */
-		if (j) {
-			char *s;
-			size_t used = nt_utf16z_dup(p, c->len - c->pos, &s);
-			if (used == (size_t)-1 || !s) {
-				jputs(j, "null");
-			} else {
-				jstr(j, s);
-				free(s);
-			}
-		}
+		v->raw = c->p + c->pos; /* only now: with an empty payload c->p may be NULL */
+		v->raw_len = i + 2 - c->pos;
 		c->pos = i + 2;
+		return 0;
+	}
+	if (type == NT_TYPE_UTF8_STRING16) {
+		if (need(c, 2, "payload ends inside a string length"))
+			return -1;
+		size_t n = nt_le16(c->p + c->pos);
+		if (c->len - c->pos - 2 < n) {
+			c->error = c->error ? c->error : "string longer than the payload";
+			return -1;
+		}
+		v->raw = c->p + c->pos + 2;
+		v->raw_len = n;
+		v->u = n;
+		c->pos += 2 + n;
 		return 0;
 	}
 	if (type == NT_TYPE_VARINT || type == NT_TYPE_VARUINT) {
 		nt_cursor cur;
-		uint64_t v;
+		uint64_t u;
 		nt_cur_init(&cur, c->p, c->len, 0);
 		cur.pos = c->pos;
-		if (nt_cur_varu64(&cur, &v)) {
+		if (nt_cur_varu64(&cur, &u)) {
 			c->error = c->error ? c->error : "bad varint";
 			return -1;
 		}
+		v->raw = c->p + c->pos;
+		v->raw_len = cur.pos - c->pos;
 		c->pos = cur.pos;
-		if (j) {
-			if (type == NT_TYPE_VARINT)
-				jprintf(j, "%" PRId64, (int64_t)((v >> 1) ^ (0 - (v & 1))));
-			else
-				jprintf(j, "%" PRIu64, v);
+		if (type == NT_TYPE_VARINT) {
+			v->i = (int64_t)((u >> 1) ^ (0 - (u & 1)));
+			v->u = (uint64_t)v->i;
+		} else {
+			v->u = u;
+			v->i = (int64_t)u;
 		}
 		return 0;
 	}
+	size_t sz = scalar_size(type, c->ptrsize);
 	if (sz == 0) {
 		c->error = c->error ? c->error : "unknown field type";
 		return -1;
 	}
 	if (need(c, sz, "payload shorter than its fields"))
 		return -1;
-	p = c->p + c->pos;
+	const uint8_t *p = c->p + c->pos;
+	v->raw = p;
+	v->raw_len = sz;
 	c->pos += sz;
-	if (!j)
-		return 0;
 	switch (type) {
-	case NT_TYPE_BOOL32: jputs(j, nt_le32(p) ? "true" : "false"); break;
-	case NT_TYPE_BOOL8: jputs(j, p[0] ? "true" : "false"); break;
-	case NT_TYPE_CHAR: jprintf(j, "%u", nt_le16(p)); break;
-	case NT_TYPE_UTF8CHAR: jprintf(j, "%u", p[0]); break;
-	case NT_TYPE_I8: jprintf(j, "%d", (int8_t)p[0]); break;
-	case NT_TYPE_U8: jprintf(j, "%u", p[0]); break;
-	case NT_TYPE_I16: jprintf(j, "%d", (int16_t)nt_le16(p)); break;
-	case NT_TYPE_U16: jprintf(j, "%u", nt_le16(p)); break;
-	case NT_TYPE_I32: jprintf(j, "%" PRId32, (int32_t)nt_le32(p)); break;
-	case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
-		jprintf(j, "%" PRIu32, nt_le32(p));
+	case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
+		v->u = p[0];
+		v->i = (int64_t)v->u;
 		break;
-	case NT_TYPE_I64: case NT_TYPE_DATETIME: jprintf(j, "%" PRId64, (int64_t)nt_le64(p)); break;
-	case NT_TYPE_U64: jprintf(j, "%" PRIu64, nt_le64(p)); break;
+	case NT_TYPE_I8: v->i = (int8_t)p[0]; v->u = (uint64_t)v->i; break;
+	case NT_TYPE_CHAR: case NT_TYPE_U16: v->u = nt_le16(p); v->i = (int64_t)v->u; break;
+	case NT_TYPE_I16: v->i = (int16_t)nt_le16(p); v->u = (uint64_t)v->i; break;
+	case NT_TYPE_BOOL32: case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
+		v->u = nt_le32(p);
+		v->i = (int64_t)v->u;
+		break;
+	case NT_TYPE_I32: v->i = (int32_t)nt_le32(p); v->u = (uint64_t)v->i; break;
+	case NT_TYPE_I64: case NT_TYPE_DATETIME:
+		v->i = (int64_t)nt_le64(p);
+		v->u = (uint64_t)v->i;
+		break;
+	case NT_TYPE_U64: v->u = nt_le64(p); v->i = (int64_t)v->u; break;
+	case NT_TYPE_POINTER:
+		v->u = c->ptrsize == 8 ? nt_le64(p) : nt_le32(p);
+		v->i = (int64_t)v->u;
+		break;
 	case NT_TYPE_F32: {
 		uint32_t u = nt_le32(p);
-		float f;
-		memcpy(&f, &u, 4);
-		if (isfinite(f))
-			jprintf(j, "%.9g", (double)f);
-		else
-			jputs(j, "null");
+		float fl;
+		memcpy(&fl, &u, 4);
+		v->d = fl;
 		break;
 	}
 	case NT_TYPE_F64: {
 		uint64_t u = nt_le64(p);
-		double d;
-		memcpy(&d, &u, 8);
-		if (isfinite(d))
-			jprintf(j, "%.17g", d);
+		memcpy(&v->d, &u, 8);
+		break;
+	}
+	default: break; /* DECIMAL, GUID: raw bytes only */
+	}
+	return 0;
+}
+
+/* Writes a value decoded by read_scalar as JSON. */
+static void json_scalar(jbuf *j, const nt_value *v)
+{
+	switch (v->type) {
+	case NT_TYPE_STRING: {
+		char *s;
+		size_t used = nt_utf16z_dup(v->raw, v->raw_len, &s);
+		if (used == (size_t)-1 || !s) {
+			jputs(j, "null");
+		} else {
+			jstr(j, s);
+			free(s);
+		}
+		break;
+	}
+	case NT_TYPE_UTF8_STRING16: jstrn(j, (const char *)v->raw, v->raw_len); break;
+	case NT_TYPE_BOOL32: case NT_TYPE_BOOL8: jputs(j, v->u ? "true" : "false"); break;
+	case NT_TYPE_CHAR: case NT_TYPE_UTF8CHAR: case NT_TYPE_U8: case NT_TYPE_U16:
+	case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC: case NT_TYPE_U64:
+	case NT_TYPE_VARUINT:
+		jprintf(j, "%" PRIu64, v->u);
+		break;
+	case NT_TYPE_I8: case NT_TYPE_I16: case NT_TYPE_I32: case NT_TYPE_I64:
+	case NT_TYPE_DATETIME: case NT_TYPE_VARINT:
+		jprintf(j, "%" PRId64, v->i);
+		break;
+	case NT_TYPE_F32:
+		if (isfinite(v->d))
+			jprintf(j, "%.9g", v->d);
 		else
 			jputs(j, "null");
 		break;
-	}
-	case NT_TYPE_GUID: jguid(j, p); break;
-	case NT_TYPE_POINTER:
-		jprintf(j, "\"0x%" PRIx64 "\"", c->ptrsize == 8 ? nt_le64(p) : nt_le32(p));
+	case NT_TYPE_F64:
+		if (isfinite(v->d))
+			jprintf(j, "%.17g", v->d);
+		else
+			jputs(j, "null");
 		break;
-	default: {
+	case NT_TYPE_GUID: jguid(j, v->raw); break;
+	case NT_TYPE_POINTER: jprintf(j, "\"0x%" PRIx64 "\"", v->u); break;
+	default:
 		/* DECIMAL: raw hex */
 		jputs(j, "\"");
-		for (size_t i = 0; i < sz; i++)
-			jprintf(j, "%02x", p[i]);
+		for (size_t i = 0; i < v->raw_len; i++)
+			jprintf(j, "%02x", v->raw[i]);
 		jputs(j, "\"");
 	}
-	}
+}
+
+static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
+{
+	nt_value v;
+	if (read_scalar(c, type, &v))
+		return -1;
+	if (j)
+		json_scalar(j, &v);
 	return 0;
 }
 
@@ -373,6 +434,11 @@ int nt_payload_write_json(const nt_event *ev, uint32_t pointer_size, const nt_si
 	return rc;
 }
 
+static int is_compound(uint32_t type)
+{
+	return type == NT_TYPE_OBJECT || type == NT_TYPE_ARRAY || type == NT_TYPE_FIXED_ARRAY;
+}
+
 int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, nt_value *out)
 {
 	const nt_metadata *m = ev->meta;
@@ -383,56 +449,20 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 	for (uint32_t i = 0; i < m->nfields; i++) {
 		const nt_field *f = &m->fields[i];
 		size_t start = c.pos;
-		if (f->name && strcmp(f->name, name) == 0) {
-			if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
-					 f->nfields, 0))
-				return 0;
-			const uint8_t *p = c.p + start;
-			memset(out, 0, sizeof *out);
-			out->type = f->type;
-			out->raw = p;
-			out->raw_len = c.pos - start;
-			switch (f->type) {
-			case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
-				out->u = p[0];
-				out->i = (int64_t)out->u;
-				break;
-			case NT_TYPE_I8: out->i = (int8_t)p[0]; out->u = (uint64_t)out->i; break;
-			case NT_TYPE_CHAR: case NT_TYPE_U16: out->u = nt_le16(p); out->i = (int64_t)out->u; break;
-			case NT_TYPE_I16: out->i = (int16_t)nt_le16(p); out->u = (uint64_t)out->i; break;
-			case NT_TYPE_BOOL32: case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
-				out->u = nt_le32(p);
-				out->i = (int64_t)out->u;
-				break;
-			case NT_TYPE_I32: out->i = (int32_t)nt_le32(p); out->u = (uint64_t)out->i; break;
-			case NT_TYPE_I64: case NT_TYPE_DATETIME:
-				out->i = (int64_t)nt_le64(p);
-				out->u = (uint64_t)out->i;
-				break;
-			case NT_TYPE_U64: out->u = nt_le64(p); out->i = (int64_t)out->u; break;
-			case NT_TYPE_POINTER:
-				out->u = c.ptrsize == 8 ? nt_le64(p) : nt_le32(p);
-				out->i = (int64_t)out->u;
-				break;
-			case NT_TYPE_F32: {
-				uint32_t u = nt_le32(p);
-				float fl;
-				memcpy(&fl, &u, 4);
-				out->d = fl;
-				break;
-			}
-			case NT_TYPE_F64: {
-				uint64_t u = nt_le64(p);
-				memcpy(&out->d, &u, 8);
-				break;
-			}
-			default: break;
-			}
-			return 1;
-		}
+		int match = f->name && strcmp(f->name, name) == 0;
+		if (match && !is_compound(f->type))
+			return read_scalar(&c, f->type, out) == 0;
+		/* skipped (or a compound field: its bytes only) by the same decoder */
 		if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
 				 f->nfields, 0))
 			return 0;
+		if (match) {
+			memset(out, 0, sizeof *out);
+			out->type = f->type;
+			out->raw = c.p + start;
+			out->raw_len = c.pos - start;
+			return 1;
+		}
 	}
 	return 0;
 }

@@ -51,6 +51,8 @@ typedef struct pstack {
 	uint32_t nnames;     /* its frames there: depth, more where native IPs expand into
 				inlined functions (after finish) */
 	int sub;             /* subsystem (after finish, opts.subsystems), -1 none */
+	uint64_t pid;        /* Universal sessions: the process whose addresses these are
+				(0 otherwise); part of the stack's identity */
 } pstack;
 
 typedef struct group {
@@ -63,6 +65,7 @@ typedef struct group {
 	uint64_t samples;
 	double weight;       /* compat weight in ns (NONE: unused) */
 	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
+	uint8_t own_weight;  /* weight given per sample (Universal cpu/cswitch): kept */
 } group;
 
 /* One (group, fine time bucket) pair of the when histograms. */
@@ -102,6 +105,7 @@ typedef struct psession {
 	uint64_t key_gen;
 	uint32_t *key_cache; /* slot -> stack index + 1 (0: not cached) */
 	size_t key_cap;
+	nt_universal *univ;  /* Universal.System/Events state (universal.c), NULL if none */
 } psession;
 
 struct nt_profile {
@@ -207,6 +211,7 @@ void nt_profile_free(nt_profile *p)
 		return;
 	for (size_t i = 0; i < p->ns; i++) {
 		nt_symtab_free(p->s[i].sym);
+		nt_universal_free(p->s[i].univ);
 		nt_native_free(p->s[i].native);
 		nt_mlines_free(p->s[i].mlines);
 		nt_rate_free(p->s[i].rate);
@@ -255,15 +260,16 @@ static int rehash_stacks(nt_profile *p)
 }
 
 /* Returns the stack index of (session, ips) or -1 on allocation failure. */
-static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips, uint32_t n)
+static int64_t intern_stack_pid(nt_profile *p, uint32_t session, uint64_t pid,
+				const uint64_t *ips, uint32_t n)
 {
-	uint64_t h = hash_ips(session, ips, n);
+	uint64_t h = hash_ips(session, ips, n) ^ (pid ? mix64(pid) : 0);
 	if ((p->nstacks + 1) * 2 > p->stack_htcap && rehash_stacks(p))
 		return -1;
 	size_t k = (size_t)h & (p->stack_htcap - 1);
 	while (p->stack_ht[k]) {
 		pstack *s = &p->stacks[p->stack_ht[k] - 1];
-		if (s->hash == h && s->session == session && s->depth == n &&
+		if (s->hash == h && s->session == session && s->depth == n && s->pid == pid &&
 		    (n == 0 || memcmp(p->ips + s->off, ips, n * sizeof(uint64_t)) == 0))
 			return p->stack_ht[k] - 1;
 		k = (k + 1) & (p->stack_htcap - 1);
@@ -281,11 +287,17 @@ static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips
 	s->hash = h;
 	s->rule_cat = -1;
 	s->names_off = 0;
+	s->pid = pid;
 	if (n)
 		memcpy(p->ips + p->nips, ips, n * sizeof(uint64_t));
 	p->nips += n;
 	p->stack_ht[k] = (uint32_t)p->nstacks + 1;
 	return (int64_t)p->nstacks++;
+}
+
+static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips, uint32_t n)
+{
+	return intern_stack_pid(p, session, 0, ips, n);
 }
 
 /* intern_stack() for an event's stack, through the session's stack-key cache. */
@@ -841,6 +853,68 @@ static int managed_lines_new(nt_profile *p, psession *s, nt_error *err)
 	return nt_mlines_new(&s->mlines, path, root, err);
 }
 
+/* The process filter (opts.pids, opts.process_name) for a Universal event of pid. */
+static int process_selected(const nt_profile *p, const psession *s, uint64_t pid)
+{
+	if (p->o.npids) {
+		size_t i = 0;
+		while (i < p->o.npids && p->o.pids[i] != pid)
+			i++;
+		if (i == p->o.npids)
+			return 0;
+	}
+	if (p->o.process_name) {
+		const char *n = nt_universal_process_name(s->univ, pid);
+		if (!n || strcmp(n, p->o.process_name) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* A Universal.Events cpu sample (Value samples, each one sampling period: the header's
+ * declared period, else 1 ms) or, with opts.thread_time, a cswitch (the thread was off
+ * CPU for Value ticks before it ran again; the stack is where it blocked): the weight
+ * is given here, not inferred. Stacks are per process (machine-wide traces). */
+static int handle_universal(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
+			    uint64_t value, int cswitch, nt_error *err)
+{
+	if (!cswitch) {
+		s->info.samples++;
+		if (s->info.samples == 1)
+			s->info.first_ts = ev->timestamp;
+		s->info.last_ts = ev->timestamp;
+	}
+	if (!value || !thread_selected(p, ev->thread_id) || !time_selected(p, ev) ||
+	    !process_selected(p, s, ev->process_id))
+		return 0;
+	pthread_state *t = get_thread(p, si, ev->thread_id);
+	if (!t)
+		return NOMEM(p, err);
+	int64_t st = intern_stack_pid(p, si, ev->process_id ? ev->process_id : UINT64_MAX,
+				      ev->stack, ev->stack_depth);
+	if (st < 0)
+		return NOMEM(p, err);
+	/* thread state in the high bits as for our sampler: 1 running, 2 blocked */
+	uint8_t stype = (uint8_t)((cswitch ? 2 : 1) << 4);
+	int64_t gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), stype);
+	if (gi < 0)
+		return NOMEM(p, err);
+	double w;
+	uint64_t n = 1;
+	if (cswitch) {
+		w = (double)value * 1e9 / (double)s->info.header.qpc_frequency;
+	} else {
+		uint32_t per = s->info.header.expected_sampling_ns;
+		w = (double)value * (per ? (double)per : 1e6);
+		n = value;
+	}
+	s->info.samples_selected++;
+	group *g = &p->groups[gi];
+	g->own_weight = 1;
+	g->samples += n - 1; /* add_to counts one */
+	return add_to(p, gi, w, ev->timestamp, ev->time_ns, err);
+}
+
 int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
 {
 	if (p->finished)
@@ -876,7 +950,7 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	 * nettrace-fold; the answer depends on the metadata record only, and a reader's
 	 * records stay in place until it is freed, so it is kept for the last one seen. */
 	const nt_metadata *last_meta = NULL;
-	int last_sample = 0;
+	int last_sample = 0, last_univ = 0;
 	uint64_t nev = 0;
 	while ((rc = nt_reader_next(r, &ev, err)) == 1) {
 		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
@@ -884,6 +958,24 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		if (!last_meta || ev->meta != last_meta) {
 			last_meta = ev->meta;
 			last_sample = nt_meta_is_sample(last_meta);
+			last_univ = nt_meta_universal(last_meta);
+		}
+		if (last_univ) {
+			uint64_t value = 0;
+			if (!s->univ && (rc = nt_universal_new(&s->univ, p->o.native, err)) != 0)
+				return rc;
+			if ((rc = nt_universal_add_event(s->univ, ev, ps, last_univ, &value, err)))
+				return rc;
+			if (last_univ == NT_UNIV_CPU ||
+			    (last_univ == NT_UNIV_CSWITCH && p->o.thread_time)) {
+				rc = handle_universal(p, s, si, ev, value, last_univ == NT_UNIV_CSWITCH,
+						      err);
+				if (rc)
+					return rc;
+			}
+			if (p->o.event_fn && (rc = p->o.event_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
+				return rc;
+			continue;
 		}
 		if (last_sample) {
 			rc = handle_sample(p, s, si, ev, nt_event_sample_type(ev), err);
@@ -1007,7 +1099,20 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			size_t n = 1;
 			if (strcmp(name, "?!?") != 0) /* managed: its source line, if any */
 				nf = nt_mlines_resolve(s->mlines, ip, d > 0, name, NULL);
-			else if (native) {
+			else if (st->pid && s->univ) {
+				const char *sym, *file;
+				int rc = nt_universal_resolve(s->univ, st->pid, ip,
+							      d > 0 && ip > 0 ? ip - 1 : ip, &sym,
+							      &file, &nf, &n, err);
+				if (rc)
+					return rc;
+				if (sym)
+					name = sym;
+				if (n == 0) {
+					n = 1;
+					nf = NULL;
+				}
+			} else if (native) {
 				int rc = nt_native_resolve(s->native, d > 0 && ip > 0 ? ip - 1 : ip, &nf,
 							   &n, err);
 				if (rc)
@@ -1043,6 +1148,8 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	if (p->o.compat == NT_COMPAT_NONE) {
 		for (size_t i = 0; i < p->ngroups; i++) {
 			group *g = &p->groups[i];
+			if (g->own_weight)
+				continue;
 			const nt_session_info *si = &p->s[g->session].info;
 			double iv = si->rate.inferred_interval_ns;
 			if (!(iv > 0))

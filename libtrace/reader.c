@@ -38,6 +38,7 @@ typedef struct qev {
 	uint32_t processor;
 	uint32_t stack_id;
 	uint32_t label_id;    /* V6 label list id */
+	uint64_t process_id;  /* V6: from the thread table row of thread_id; else the header's */
 	uint8_t sorted;
 	uint8_t activity_id[16];
 	uint8_t related_activity_id[16];
@@ -201,6 +202,15 @@ static uint64_t v6_tid(nt_reader *r, uint64_t index)
 	if (nt_idmap_get(&r->v6thread_map, index, &i))
 		return r->v6threads[i].os_tid;
 	return index;
+}
+
+/* OS process id of V6 thread index `index` (its thread table row), or the header's. */
+static uint64_t v6_pid(nt_reader *r, uint64_t index)
+{
+	size_t i;
+	if (nt_idmap_get(&r->v6thread_map, index, &i) && r->v6threads[i].os_pid)
+		return r->v6threads[i].os_pid;
+	return r->hdr.process_id;
 }
 
 static void reset_stacks(nt_reader *r)
@@ -1119,8 +1129,10 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 			       e->payload_len, nt_cur_left(c));
 	if (!r->blk_compressed)
 		c->pos = e->payload_off;
+	e->process_id = r->hdr.process_id;
 	if (r->v6) {
 		e->capture_thread_id = v6_tid(r, e->capture_thread_id);
+		e->process_id = v6_pid(r, e->thread_id);
 		e->thread_id = v6_tid(r, e->thread_id);
 		if (e->label_id && e->label_id <= r->nlabels) {
 			memcpy(e->activity_id, r->labels[e->label_id - 1].activity_id, 16);
@@ -1259,6 +1271,13 @@ static int parse_sp_block(nt_reader *r, nt_cursor *c, nt_error *err)
 	if (r->v6 && (flags & 2)) {
 		/* flush metadata cache: ids may be redefined; we keep records (ids are looked up
 		 * by latest definition in the store). */
+	}
+	/* Flag 1: the thread table is cleared after the sequence numbers above were checked
+	 * (one-collect writes it at every flush and then the table again, with new indexes);
+	 * events decoded so far already carry their OS ids. */
+	if (r->v6 && (flags & 1)) {
+		r->nv6threads = 0;
+		nt_idmap_free(&r->v6thread_map);
 	}
 	/* A V6 sequence point always ends the label lists' scope, as it does the stacks'
 	 * (spec §7.5). Events already decoded copied their activity ids. */
@@ -1417,6 +1436,7 @@ static void fill_event(nt_reader *r, const qev *q)
 	ev->seq = q->seq;
 	ev->thread_id = q->thread_id;
 	ev->capture_thread_id = q->capture_thread_id;
+	ev->process_id = q->process_id;
 	ev->processor = q->processor;
 	ev->timestamp = q->timestamp;
 	/* ns since session start: split to avoid overflow of delta * 1e9. Timestamps and the

@@ -377,6 +377,7 @@ typedef struct wmeta {
 typedef struct qrec {
 	uint64_t timestamp;
 	uint64_t thread_id;
+	uint64_t process_id;  /* V6: the thread's process (0: the header's) */
 	uint32_t meta_id;
 	uint32_t seq;
 	uint32_t processor;
@@ -1115,10 +1116,16 @@ static int intern_id(nt_writer *w, intern *t, idblock *ib, enum wr_kind kind,
 /* V6: thread index of an OS thread id, defining it in a Thread block row when new: uint16
  * RowSize, varuint64 index, kind 3 OSThreadId, kind 2 OSProcessId (spec §7.5). Indexes are
  * never removed, so sequence points keep flags 0 (no thread-cache flush). */
-static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t *index, nt_error *err)
+static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t pid, uint64_t *index,
+			   nt_error *err)
 {
 	uint32_t v;
-	if (u64map_get(&w->v6idx, os_tid, &v)) {
+	if (!pid)
+		pid = w->hdr.process_id;
+	/* threads of the header's process are keyed by their id (the capture threads of the
+	 * sequence points are looked up so); machine-wide traces' others by (pid, tid) */
+	uint64_t key = pid == w->hdr.process_id ? os_tid : (pid << 32) | (os_tid & 0xffffffffu);
+	if (u64map_get(&w->v6idx, key, &v)) {
 		*index = v;
 		return 0;
 	}
@@ -1132,14 +1139,14 @@ static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t *index, nt_er
 	row[n++] = 3;
 	n += nt_put_varu64(row + n, os_tid);
 	row[n++] = 2;
-	n += nt_put_varu64(row + n, w->hdr.process_id);
+	n += nt_put_varu64(row + n, pid);
 	nt_put16(row, (uint16_t)(n - 2));
 	if (w->thr.len && !fits(w->thr.len, n, w->block_size)) {
 		int rc = flush_threads(w, err);
 		if (rc)
 			return rc;
 	}
-	if (wb_put(&w->thr, row, n) || u64map_put(&w->v6idx, os_tid, idx))
+	if (wb_put(&w->thr, row, n) || u64map_put(&w->v6idx, key, idx))
 		return wr_broken(w, wr_oom(err));
 	w->v6next = idx;
 	*index = idx;
@@ -1183,9 +1190,9 @@ static int emit_event(nt_writer *w, const qrec *q, uint64_t capture, int sorted,
 	r.h.timestamp = q->timestamp;
 	r.h.payload_len = q->payload_len;
 	if (w->v6) {
-		rc = v6_thread_index(w, q->thread_id, &r.h.thread, err);
+		rc = v6_thread_index(w, q->thread_id, q->process_id, &r.h.thread, err);
 		if (!rc)
-			rc = v6_thread_index(w, capture, &r.h.capture, err);
+			rc = v6_thread_index(w, capture, 0, &r.h.capture, err);
 		if (rc)
 			return rc;
 	} else {
@@ -1595,6 +1602,7 @@ int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err)
 	uint8_t *sp = (uint8_t *)(q + 1);
 	q->timestamp = e->timestamp;
 	q->thread_id = e->thread_id;
+	q->process_id = e->process_id;
 	q->meta_id = e->metadata_id;
 	q->processor = e->processor;
 	q->stack_len = (uint32_t)stack_len;

@@ -132,6 +132,8 @@ void profile_args_init(profile_args *a)
 void profile_args_free(profile_args *a)
 {
 	free(a->threads);
+	free(a->pids);
+	a->pids = NULL;
 	nt_rules_free(a->rules);
 	nt_subsystems_free(a->subsystems);
 	free(a->symbols);
@@ -167,36 +169,48 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
 	return -tool_error(t, path, &err);
 }
 
-static int parse_threads(tool *t, profile_args *a, const char *arg)
+/* A list "ID[,ID...]" of --thread or --pid (what: "thread" / "process", key "TID"/"PID")
+ * into *out (owned, replaced) and *nout. Returns 1 or -exit code. */
+static int parse_ids(tool *t, const char *arg, const char *what, const char *key,
+		     uint64_t **out, size_t *nout)
 {
 	size_t n = 0;
 	const char *p = arg;
-	free(a->threads);
-	a->threads = NULL;
+	free(*out);
+	*out = NULL;
 	while (*p) {
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(p, &end, 0);
 		if (end == p || errno || (*end && *end != ',') || *p == '-') {
-			tool_usage_error(t, "bad thread list '%s': expected TID[,TID...]", arg);
+			tool_usage_error(t, "bad %s list '%s': expected %s[,%s...]", what, arg, key,
+					 key);
 			return -EXIT_USAGE;
 		}
-		uint64_t *nt = realloc(a->threads, (n + 1) * sizeof(uint64_t));
+		uint64_t *nt = realloc(*out, (n + 1) * sizeof(uint64_t));
 		if (!nt) {
 			fprintf(stderr, "%s: out of memory\n", t->prog);
 			return -EXIT_SYSTEM;
 		}
-		a->threads = nt;
-		a->threads[n++] = v;
+		*out = nt;
+		(*out)[n++] = v;
 		p = *end ? end + 1 : end;
 	}
 	if (!n) {
-		tool_usage_error(t, "empty thread list");
+		tool_usage_error(t, "empty %s list", what);
 		return -EXIT_USAGE;
 	}
+	*nout = n;
+	return 1;
+}
+
+static int parse_threads(tool *t, profile_args *a, const char *arg)
+{
+	size_t n = 0;
+	int r = parse_ids(t, arg, "thread", "TID", &a->threads, &n);
 	a->popts.threads = a->threads;
 	a->popts.nthreads = n;
-	return 1;
+	return r;
 }
 
 static int parse_categories(tool *t, profile_args *a, const char *arg)
@@ -276,6 +290,19 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	}
 	case OPT_THREAD:
 		return parse_threads(t, a, arg);
+	case OPT_PID: {
+		size_t n = 0;
+		int r = parse_ids(t, arg, "process", "PID", &a->pids, &n);
+		a->popts.pids = a->pids;
+		a->popts.npids = n;
+		return r;
+	}
+	case OPT_PROCESS:
+		a->popts.process_name = arg;
+		return 1;
+	case OPT_THREAD_TIME:
+		a->popts.thread_time = 1;
+		return 1;
 	case OPT_RANGE:
 		if (nt_range_parse(arg, &a->popts, &err)) {
 			tool_usage_error(t, "%s", err.msg);

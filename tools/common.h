@@ -71,7 +71,7 @@ void tool_progress_end(tool_progress *pg);
 enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
-	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PROFILE_LAST
+	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -88,6 +88,13 @@ enum {
 #define TOOL_SUBSYSTEM_FRAME_OPT                                                           \
 	{"subsystem-frame", required_argument, OPT_SUBSYSTEM_FRAME, "WHERE",                 \
 	 "show the subsystem as a frame '[NAME]': leaf, root or none"}
+
+/* Options for machine-wide Universal traces (dotnet-trace collect-linux, one-collect). */
+#define TOOL_UNIVERSAL_OPTS                                                                \
+	{"pid", required_argument, OPT_PID, "PID,...", "keep only these processes"},          \
+	{"process", required_argument, OPT_PROCESS, "NAME", "keep only processes named NAME"}, \
+	{"thread-time", no_argument, OPT_THREAD_TIME, NULL,                                  \
+	 "add blocked time from context switches (cswitch) to the CPU samples"}
 
 #define TOOL_PROFILE_OPTS                                                                  \
 	{"unit", required_argument, OPT_UNIT, "UNIT", "weight unit: samples, ns, us or ms"},  \
@@ -111,6 +118,7 @@ typedef struct profile_args {
 	nt_fold_opts fopts;
 	int unit_set;
 	uint64_t *threads;       /* owned */
+	uint64_t *pids;          /* owned: --pid */
 	nt_rules *rules;         /* owned */
 	const char *rules_path;
 	nt_subsystems *subsystems; /* owned: --subsystems FILE */

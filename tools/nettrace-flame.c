@@ -24,6 +24,7 @@ enum {
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	TOOL_SYMBOLS_OPT,
+	TOOL_UNIVERSAL_OPTS,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
@@ -293,6 +294,9 @@ static const char *nettrace_option(int code)
 	case OPT_PER_THREAD: return "per-thread";
 	case OPT_THREAD: return "thread";
 	case OPT_RANGE: return "range";
+	case OPT_PID: return "pid";
+	case OPT_PROCESS: return "process";
+	case OPT_THREAD_TIME: return "thread-time";
 	case OPT_CATEGORY: return "category";
 	case OPT_CATEGORY_FRAME: return "category-frame";
 	case OPT_MANAGED_ONLY: return "managed-only";

@@ -140,6 +140,16 @@ typedef struct evrow {
 	uint64_t count;
 } evrow;
 
+/* One process of a machine-wide Universal trace (doc/format/universal-events.md). */
+typedef struct procrow {
+	uint64_t pid;
+	char name[64];      /* from ProcessCreate / ExistingProcess, "" if none */
+	uint64_t events;    /* all events of its threads */
+	uint64_t cpu;       /* Universal.Events cpu: sum of Value (samples) */
+	uint64_t cswitch;   /* Universal.Events cswitch events */
+	uint64_t offcpu;    /* their Value: ticks off CPU */
+} procrow;
+
 /* A lost-event count of one capture thread. */
 typedef struct lostrow {
 	uint64_t thread_id;
@@ -170,6 +180,11 @@ typedef struct summary {
 	uint64_t sp_interval_ns, sp_seed, sp_samples, sp_dropped, sp_late, sp_missed;
 	double sp_hz;
 	char sp_schedule[16], sp_mode[16];
+	/* Universal traces: processes by pid (index + 1 in procs), sorted by pid at the end */
+	int universal;
+	u64map proc_ix;
+	procrow *procs;
+	size_t nprocs, proccap;
 } summary;
 
 static void summary_free(summary *s)
@@ -177,6 +192,8 @@ static void summary_free(summary *s)
 	u64map_free(&s->per_meta);
 	u64map_free(&s->sample_tids);
 	u64map_free(&s->sample_ctids);
+	u64map_free(&s->proc_ix);
+	free(s->procs);
 	free(s->rows);
 	free(s->lost);
 	nt_rate_free(s->rate);
@@ -204,6 +221,12 @@ static int lostrow_cmp(const void *a, const void *b)
 
 /* Builds s->rows (merged by key, sorted, zero counts dropped) and s->lost once the reader
  * reached the end. Returns 0 or -1 when out of memory. */
+static int procrow_cmp(const void *a, const void *b)
+{
+	const procrow *x = a, *y = b;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
 static int summary_finish(summary *s, const nt_reader *r)
 {
 	size_t nmeta = nt_reader_metadata_count(r);
@@ -220,6 +243,8 @@ static int summary_finish(summary *s, const nt_reader *r)
 				       u64map_get(&s->per_meta, (uint64_t)(uintptr_t)m)};
 	}
 	qsort(s->rows, n, sizeof *s->rows, evrow_cmp);
+	if (s->nprocs) /* proc_ix is not used after this */
+		qsort(s->procs, s->nprocs, sizeof *s->procs, procrow_cmp);
 	/* Several records may share (provider, id, version): add their counts to the first. */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -294,6 +319,57 @@ static void sampler_event(summary *s, const nt_event *ev)
 	}
 }
 
+/* A process row of a Universal trace, created when new; NULL when out of memory. */
+static procrow *proc_row(summary *s, uint64_t pid)
+{
+	uint64_t *ix = u64map_slot(&s->proc_ix, pid);
+	if (!ix)
+		return NULL;
+	if (!*ix) {
+		if (s->nprocs == s->proccap) {
+			size_t nc = s->proccap ? s->proccap * 2 : 16;
+			procrow *np = realloc(s->procs, nc * sizeof *np);
+			if (!np)
+				return NULL;
+			s->procs = np;
+			s->proccap = nc;
+		}
+		memset(&s->procs[s->nprocs], 0, sizeof(procrow));
+		s->procs[s->nprocs].pid = pid;
+		*ix = ++s->nprocs;
+	}
+	return &s->procs[*ix - 1];
+}
+
+/* Universal.System / Universal.Events: per-process counts and names. */
+static int universal_event(summary *s, const nt_event *ev, int system)
+{
+	s->universal = 1;
+	procrow *p = proc_row(s, ev->process_id);
+	if (!p)
+		return -1;
+	nt_value v;
+	uint32_t psz = s->hdr.pointer_size;
+	if (system) {
+		if ((ev->meta->event_id == 0 || ev->meta->event_id == 1) &&
+		    nt_event_field(ev, psz, "Name", &v) == 1 && v.type == NT_TYPE_UTF8_STRING16) {
+			size_t n = v.raw_len < sizeof p->name - 1 ? v.raw_len : sizeof p->name - 1;
+			memcpy(p->name, v.raw, n);
+			p->name[n] = '\0';
+		}
+		return 0;
+	}
+	if (!ev->meta->name || nt_event_field(ev, psz, "Value", &v) != 1)
+		return 0;
+	if (strcmp(ev->meta->name, "cpu") == 0) {
+		p->cpu += v.u;
+	} else if (strcmp(ev->meta->name, "cswitch") == 0) {
+		p->cswitch++;
+		p->offcpu += v.u;
+	}
+	return 0;
+}
+
 static int summary_add(summary *s, const nt_event *ev)
 {
 	uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)ev->meta);
@@ -313,6 +389,17 @@ static int summary_add(summary *s, const nt_event *ev)
 	} else if (ev->meta && ev->meta->provider &&
 		   strcmp(ev->meta->provider, NT_PROVIDER_NTSAMPLER) == 0) {
 		sampler_event(s, ev);
+	} else if (ev->meta && ev->meta->provider &&
+		   (strcmp(ev->meta->provider, NT_PROVIDER_UNIVERSAL_EVENTS) == 0 ||
+		    strcmp(ev->meta->provider, NT_PROVIDER_UNIVERSAL_SYSTEM) == 0)) {
+		if (universal_event(s, ev, ev->meta->provider[10] == 'S'))
+			return -1;
+	}
+	if (s->universal) {
+		procrow *p = proc_row(s, ev->process_id);
+		if (!p)
+			return -1;
+		p->events++;
 	}
 	return 0;
 }
@@ -348,53 +435,11 @@ static void format_utc(const nt_trace_header *h, char *buf, size_t size)
 		 t[6], t[7]);
 }
 
-/* Writes s as a JSON string: UTF-8 passes through, invalid UTF-8 bytes become U+FFFD, so
- * the output is valid JSON whatever the file holds. */
+/* Writes s as a JSON string (the library's escaper: always valid UTF-8 JSON). */
 static void json_str(FILE *fp, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	putc('"', fp);
-	while (*p) {
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			putc('\\', fp);
-			putc(c, fp);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(fp, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			putc(c, fp);
-			p++;
-		} else {
-			/* length and minimum code point of the sequence c starts */
-			size_t len = 0;
-			if (c >= 0xc2 && c <= 0xdf)
-				len = 2;
-			else if (c >= 0xe0 && c <= 0xef)
-				len = 3;
-			else if (c >= 0xf0 && c <= 0xf4)
-				len = 4;
-			uint32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
-			size_t i = 1;
-			for (; len && i < len; i++) {
-				if ((p[i] & 0xc0) != 0x80)
-					break;
-				cp = (cp << 6) | (p[i] & 0x3fu);
-			}
-			int valid = len && i == len &&
-				    !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
-				    !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
-			if (valid) {
-				fwrite(p, 1, len, fp);
-				p += len;
-			} else {
-				fputs("\\ufffd", fp);
-				p++;
-			}
-		}
-	}
-	putc('"', fp);
+	nt_sink k = nt_sink_stdio(fp);
+	nt_json_write_string(&k, s, s ? strlen(s) : 0);
 }
 
 /* Writes s for a terminal: control characters from the file become '?', so a crafted
@@ -552,6 +597,22 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 	fprintf(o, "]");
 	if (lr)
 		print_lines_json(lr, ind);
+	if (s->universal) {
+		fprintf(o, ",\n%s  \"processes\": [", ind);
+		for (size_t i = 0; i < s->nprocs; i++) {
+			const procrow *p = &s->procs[i];
+			fprintf(o, "%s\n%s    {\"pid\": %" PRIu64 ", \"name\": ", i ? "," : "", ind,
+				p->pid);
+			json_str(o, p->name);
+			fprintf(o, ", \"events\": %" PRIu64 ", \"cpu\": %" PRIu64
+				   ", \"cswitch\": %" PRIu64 ", \"offcpu_ticks\": %" PRIu64 "}",
+				p->events, p->cpu, p->cswitch, p->offcpu);
+		}
+		if (s->nprocs)
+			fprintf(o, "\n%s  ]", ind);
+		else
+			fprintf(o, "]");
+	}
 	fprintf(o, "\n%s}", ind);
 }
 
@@ -671,6 +732,20 @@ static void print_text(const summary *s)
 		printf("  %10" PRIu64 "  %6" PRIu32 "  %4" PRIu32 "    ", e->count, e->id,
 		       e->version);
 		text_str(stdout, e->name[0] ? e->name : "-");
+		printf("\n");
+	}
+	if (!s->universal)
+		return;
+	/* Machine-wide Universal traces: one line per process. */
+	printf("\nProcesses (Universal events):\n");
+	printf("  %10s  %10s  %10s  %10s  %14s  %s\n", "pid", "events", "cpu", "cswitch",
+	       "off-CPU ms", "name");
+	double tick_ms = s->hdr.qpc_frequency ? 1000.0 / (double)s->hdr.qpc_frequency : 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const procrow *p = &s->procs[i];
+		printf("  %10" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "  %14.3f  ",
+		       p->pid, p->events, p->cpu, p->cswitch, (double)p->offcpu * tick_ms);
+		text_str(stdout, p->name[0] ? p->name : "-");
 		printf("\n");
 	}
 }

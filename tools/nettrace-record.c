@@ -55,6 +55,7 @@ enum {
 	OPT_SIGNAL,
 	OPT_DEPTH,
 	OPT_FOLLOW,
+	OPT_FORMAT,
 };
 
 static const tool_opt record_opts[] = {
@@ -75,6 +76,8 @@ static const tool_opt record_opts[] = {
 	{"follow-children", no_argument, OPT_FOLLOW, NULL,
 	 "record CMD's child processes too, each into OUTPUT with its pid before '.nettrace'"},
 	{"quiet", no_argument, OPT_QUIET, NULL, "no summary line on stderr"},
+	{"format", required_argument, OPT_FORMAT, "FMT",
+	 "nettrace (default) or universal (the V6 Universal events TraceEvent and PerfView read)"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -137,7 +140,53 @@ typedef struct rec_cfg {
 	const char *output;
 	const char *freq, *interval, *seed, *signo, *depth;
 	int poisson, samplepoint, quiet, follow;
+	int universal;  /* --format universal */
 } rec_cfg;
+
+/* --format universal: rewrites the finished trace in place through the library's
+ * Universal writer (nt_universal_write), symbols resolved now, while the modules exist. */
+static int to_universal(tool *t, const char *path)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	if (!tmp) {
+		fprintf(stderr, "%s: out of memory\n", t->prog);
+		return EXIT_SYSTEM;
+	}
+	snprintf(tmp, n, "%s.universal", path);
+	nt_error err;
+	nt_error_clear(&err);
+	nt_reader *r;
+	int ec = EXIT_OK;
+	if (nt_reader_open_file(&r, path, NULL, &err)) {
+		ec = tool_error(t, path, &err);
+		free(tmp);
+		return ec;
+	}
+	FILE *fp = fopen(tmp, "wb");
+	if (!fp) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, tmp, strerror(errno));
+		nt_reader_free(r);
+		free(tmp);
+		return EXIT_SYSTEM;
+	}
+	nt_sink sink = nt_sink_stdio(fp);
+	int rc = nt_universal_write(r, &sink, NULL, &err);
+	nt_reader_free(r);
+	if (fclose(fp) != 0 && rc == 0) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, tmp, strerror(errno));
+		ec = EXIT_SYSTEM;
+	} else if (rc) {
+		ec = tool_error(t, path, &err);
+	} else if (rename(tmp, path) != 0) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, path, strerror(errno));
+		ec = EXIT_SYSTEM;
+	}
+	if (ec)
+		unlink(tmp);
+	free(tmp);
+	return ec;
+}
 
 /* In the child: the environment for the library, then exec. Never returns. */
 static void run_child(const rec_cfg *c, const char *preload, int status_fd, int control_fd,
@@ -440,14 +489,18 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 	} else {
 		if (how[0])
 			fprintf(stderr, "%s: note: '%s' %s\n", t->prog, cmd, how);
-		if (!c->quiet)
+		int uec = c->universal ? to_universal(t, c->output) : EXIT_OK;
+		if (uec)
+			result = uec;
+		else if (!c->quiet)
 			fprintf(stderr,
 				"%s: %" PRIu64 " samples, file complete: %s (%.1f rounds/s; %" PRIu64
 				" dropped, %" PRIu64 " missed)\n",
 				t->prog, field_u64(last, "samples="), c->output,
 				strstr(last, "hz=") ? strtod(strstr(last, "hz=") + 3, NULL) : 0.0,
 				field_u64(last, "dropped="), field_u64(last, "missed="));
-		result = cmd_status(status);
+		if (!uec)
+			result = cmd_status(status);
 	}
 	close(pfd[0]);
 	for (size_t i = 0; i < rs.nstarted; i++) {
@@ -527,6 +580,16 @@ int main(int argc, char **argv)
 			break;
 		case OPT_QUIET: c.quiet = 1; break;
 		case OPT_FOLLOW: c.follow = 1; break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "universal") == 0)
+				c.universal = 1;
+			else if (strcmp(optarg, "nettrace") == 0)
+				c.universal = 0;
+			else
+				return tool_usage_error(&t, "unknown format '%s' (use nettrace or "
+							   "universal)",
+							optarg);
+			break;
 		case ':':
 			if (is_long)
 				return tool_usage_error(&t, "option '%s' requires an argument", arg);

@@ -302,25 +302,12 @@ static void csv_field(const char *s)
 	putchar('"');
 }
 
+/* A JSON string through the library's escaper: invalid UTF-8 (a BLOB cast to TEXT)
+ * becomes U+FFFD, so the output stays valid JSON. */
 static void json_string(const char *s, size_t n)
 {
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"': fputs("\\\"", stdout); break;
-		case '\\': fputs("\\\\", stdout); break;
-		case '\n': fputs("\\n", stdout); break;
-		case '\r': fputs("\\r", stdout); break;
-		case '\t': fputs("\\t", stdout); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				printf("\\u%04x", c);
-			else
-				putchar(c);
-		}
-	}
-	putchar('"');
+	nt_sink k = nt_sink_stdio(stdout);
+	nt_json_write_string(&k, s, n);
 }
 
 static void json_value(const nt_sql_value *v)

@@ -46,6 +46,7 @@ static const tool_opt tree_opts[] = {
 	{"range", required_argument, OPT_RANGE, "A..B",
 	 "only samples in [A, B): 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
 	{"thread", required_argument, OPT_THREAD, "TID,...", "only samples of these threads"},
+	TOOL_UNIVERSAL_OPTS,
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},
 	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
@@ -174,7 +175,8 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
-		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
+		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
+		case OPT_THREAD_TIME: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

@@ -84,6 +84,12 @@ typedef struct nt_membuf {
 NT_API nt_sink nt_sink_membuf(nt_membuf *mb);
 NT_API void nt_membuf_free(nt_membuf *mb);
 
+/* Writes s[0..n) to sink as a quoted JSON string that is valid UTF-8 whatever s holds:
+ * " and \ escaped, \n \r \t by name, other control characters and DEL as \u00XX,
+ * invalid UTF-8 bytes as U+FFFD. The library's own JSON (payloads, exporters) uses the
+ * same escaping. s may be NULL when n is 0. Returns 0 or the sink's error. */
+NT_API int nt_json_write_string(const nt_sink *sink, const char *s, size_t n);
+
 /* ---------------------------------------------------------------------------------------
  * Trace header
  * ------------------------------------------------------------------------------------- */
@@ -134,6 +140,11 @@ enum nt_type {
 	NT_TYPE_BOOL8 = 26,
 	/* Built-in layout only (not a file type code): pointer-sized integer. */
 	NT_TYPE_POINTER = 100,
+	/* Not a file type code: a uint16 byte length then UTF-8 (no terminator). The
+	 * Universal.System / Universal.Events providers write their strings so while their
+	 * metadata says 23 (UTF8CHAR); the reader maps those fields to this type
+	 * (doc/format/universal-events.md). nt_value.raw/raw_len: the UTF-8 bytes. */
+	NT_TYPE_UTF8_STRING16 = 101,
 };
 
 typedef struct nt_field {
@@ -187,6 +198,9 @@ typedef struct nt_event {
 	uint64_t stack_key;         /* equal non-zero keys mean equal stacks, within one reader
 				       (stack ids restart at every sequence point; this does
 				       not): lets consumers cache per stack. 0: no stack */
+	uint64_t process_id;        /* OS process of thread_id: V6 from the thread table row
+				       (machine-wide traces hold many processes), else the
+				       trace header's process id */
 } nt_event;
 
 /* ---------------------------------------------------------------------------------------
@@ -284,7 +298,10 @@ typedef struct nt_value {
 	size_t raw_len;
 } nt_value;
 
-/* Finds field `name` and decodes it. Returns 1 found, 0 absent or payload too short. */
+/* Finds top-level field `name` and decodes it with the same decoder as
+ * nt_payload_write_json() (so both agree on every type: V6 VARINT/VARUINT give i/u;
+ * strings and compound fields give raw/raw_len only). Returns 1 found, 0 absent or the
+ * payload too short for it or a field before it. */
 NT_API int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name,
 			  nt_value *out);
 
@@ -299,6 +316,10 @@ NT_API size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t 
 #define NT_PROVIDER_PRIVATE "Microsoft-Windows-DotNETRuntimePrivate"
 #define NT_PROVIDER_SAMPLER "Microsoft-DotNETCore-SampleProfiler"
 #define NT_PROVIDER_EVENTPIPE "Microsoft-DotNETCore-EventPipe"
+/* Machine-wide providers of one-collect / dotnet-trace collect-linux (V6 traces):
+ * doc/format/universal-events.md. */
+#define NT_PROVIDER_UNIVERSAL_SYSTEM "Universal.System"
+#define NT_PROVIDER_UNIVERSAL_EVENTS "Universal.Events"
 /* Our sampler's own provider (doc/format/sampler-events.md). */
 #define NT_PROVIDER_NTSAMPLER "libnettrace-Sampler"
 enum nt_ntsampler_event {
@@ -368,6 +389,9 @@ typedef struct nt_event_desc {
 	uint32_t stack_depth;
 	const void *payload;
 	uint32_t payload_len;
+	uint64_t process_id;         /* V6: the OS process of thread_id, written in the thread
+				       table (machine-wide traces); 0 = the header's. V5:
+				       ignored */
 } nt_event_desc;
 
 /* Queues an event. Events of one capture thread must come in non-decreasing timestamp
@@ -580,6 +604,17 @@ typedef struct nt_profile_opts {
 	 * opens, so a profile of an untrusted trace can point root at an empty (or missing)
 	 * directory to keep it off the local files. Read by nt_profile_add_trace(). */
 	const struct nt_native_opts *native;
+	/* Machine-wide Universal traces (doc/format/universal-events.md): keep only the
+	 * samples of these processes (NULL = all) and/or of processes with this name
+	 * (ProcessCreate's Name; NULL = any). Other traces' samples have no process. Both
+	 * are borrowed: they must stay valid until nt_profile_free(). */
+	const uint64_t *pids;
+	size_t npids;
+	const char *process_name;
+	/* Universal traces: add the cswitch events as blocked time (the off-CPU interval
+	 * before the thread ran again, charged to the stack where it blocked) to the cpu
+	 * samples: a thread-time profile. */
+	int thread_time;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -1158,6 +1193,16 @@ NT_API size_t nt_native_module_count(const nt_native *nn);
 NT_API int nt_native_module_at(const nt_native *nn, size_t i, nt_native_module *out);
 /* "ok", "symbols only", "no symbols", "missing", "build id mismatch", "bad file", "unused". */
 NT_API const char *nt_native_status_name(int status);
+
+/* Rewrites the trace of r (our sampler's native samples and ModuleMap events) to sink as
+ * a V6 trace of the Universal providers, the format of `dotnet-trace collect-linux`
+ * that TraceEvent and PerfView read (doc/format/universal-events.md): a cpu event of
+ * Value 1 per sample, a ProcessMapping (build id in ProcessMappingMetadata) per module,
+ * and a ProcessSymbol per sampled address, named here by the DWARF resolver (nopts as in
+ * nt_native_new(); NULL = defaults) so that readers need no module files. Other events are
+ * not copied. Reads r to the end; errors are the reader's, the writer's or NT_ENOMEM. */
+NT_API int nt_universal_write(nt_reader *r, const nt_sink *sink, const nt_native_opts *nopts,
+			      nt_error *err);
 
 /* The native resolver of a profile's session (NULL when the session has no module map, or
  * i is out of range); finishes p if needed. Borrowed until nt_profile_free(). */

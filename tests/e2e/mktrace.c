@@ -67,11 +67,11 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < 10; i++) {
 		uint8_t type[4] = {(uint8_t)(i % 3), 0, 0, 0};
 		nt_event_desc ev = {sample_id, i < 5 ? i + 1 : i + 4, 100 + i % 2, 7, 0xFFFFFFFFu,
-				    2000 + 10 * (uint64_t)i, NULL, NULL, stack, 3, type, 4};
+				    2000 + 10 * (uint64_t)i, NULL, NULL, stack, 3, type, 4, 0};
 		if (nt_writer_write_event(w, &ev, &err))
 			return fail("sample", &err);
 	}
-	nt_event_desc ev = {odd_id, 0, 9, 9, 1, 1500, NULL, NULL, NULL, 0, NULL, 0};
+	nt_event_desc ev = {odd_id, 0, 9, 9, 1, 1500, NULL, NULL, NULL, 0, NULL, 0, 0};
 	if (nt_writer_write_event(w, &ev, &err))
 		return fail("event", &err);
 	if (nt_writer_close(w, &err))

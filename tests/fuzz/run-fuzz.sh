@@ -149,7 +149,7 @@ run_target() {
 	case $t in
 	reader)
 		srcs="$lib/error.c $lib/sink.c $lib/input.c $lib/reader.c $lib/metadata.c"
-		srcs="$srcs $lib/payload.c"
+		srcs="$srcs $lib/payload.c $lib/json.c"
 		libs="-lz -lm"
 		dict=$here/nettrace.dict
 		maxlen=65536
@@ -167,8 +167,8 @@ run_target() {
 		maxlen=65536
 		;;
 	*)
-		# Everything but the SQLite store (and its dependency).
-		srcs=$(ls "$lib"/*.c | grep -v '/store-sqlite\.c$')
+		# Everything but the SQLite and ClickHouse stores (SQLite is their dependency).
+		srcs=$(ls "$lib"/*.c | grep -v '/store-\(sqlite\|clickhouse\)\.c$')
 		libs="-ldwarf -lelf -lz -lm"
 		gen_headers "$w" || { echo "not ok $n - fuzz-$t: cannot generate headers"; return 1; }
 		if [ "$t" = profile ]; then

@@ -30,7 +30,7 @@
 
 /* A delivered event, copied out of the reader (nt_event is only valid until the next call). */
 typedef struct rec {
-	uint64_t offset, thread_id, capture_thread_id, timestamp;
+	uint64_t offset, thread_id, capture_thread_id, timestamp, process_id;
 	int64_t time_ns;
 	uint32_t meta_id, seq, processor, stack_id, stack_depth, payload_len;
 	uint64_t stack[8];
@@ -82,6 +82,7 @@ static void read_mem(const void *buf, size_t len, unsigned flags, result *res)
 			rec *x = &res->ev[res->n];
 			x->offset = e->offset;
 			x->thread_id = e->thread_id;
+			x->process_id = e->process_id;
 			x->capture_thread_id = e->capture_thread_id;
 			x->timestamp = e->timestamp;
 			x->time_ns = e->time_ns;
@@ -863,7 +864,7 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	}
 	nb_v6_block_end(b, at);
 	/* Metadata block: id 1 Prov/Ev: u32 A, string S, fixed array of 2 u16 Arr, varint V,
-	 * with optional opcode 5, level 4, version 1, keywords 0x10 */
+	 * varuint U, with optional opcode 5, level 4, version 1, keywords 0x10 */
 	at = nb_v6_block_begin(b, 3);
 	nb_u16(b, 0);
 	nbuf row = {NULL, 0, 0};
@@ -871,12 +872,12 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	nb_str6(&row, "Prov");
 	nb_var(&row, 7);
 	nb_str6(&row, "Ev");
-	nb_u16(&row, 4);
+	nb_u16(&row, 5);
 	static const struct {
 		const char *name;
 		uint8_t type, elem;
-	} fl[4] = {{"A", 10, 0}, {"S", 18, 0}, {"Arr", 22, 8}, {"V", 20, 0}};
-	for (int i = 0; i < 4; i++) {
+	} fl[5] = {{"A", 10, 0}, {"S", 18, 0}, {"Arr", 22, 8}, {"V", 20, 0}, {"U", 21, 0}};
+	for (int i = 0; i < 5; i++) {
 		nbuf f = {NULL, 0, 0};
 		nb_str6(&f, fl[i].name);
 		nb_u8(&f, fl[i].type);
@@ -922,6 +923,7 @@ static void build_v6(nbuf *b, size_t *trace_end)
 	nb_u16(&pl, 1);
 	nb_u16(&pl, 2);
 	nb_var(&pl, 5); /* zig-zag -3 */
+	nb_var(&pl, 300); /* two bytes */
 	nb_u8(b, 0x40 | 0x80 | 0x10 | 0x08 | 0x04 | 0x02 | 0x01);
 	nb_var(b, 1);           /* metadata id */
 	nb_var(b, 0);           /* seq delta -> 1 */
@@ -980,8 +982,8 @@ static void test_reader_v6_stream(void)
 		ok(e->activity_id[0] == 0x11 && e->activity_id[15] == 0x11,
 		   "V6 (%s): activity id from the label list", m);
 		is_int(e->time_ns, 1000, "V6 (%s): time since sync at 1 GHz", m);
-		is_str(e->json, "{\"A\":77,\"S\":\"hi\",\"Arr\":[1,2],\"V\":-3}",
-		       "V6 (%s): payload with string, fixed array and varint", m);
+		is_str(e->json, "{\"A\":77,\"S\":\"hi\",\"Arr\":[1,2],\"V\":-3,\"U\":300}",
+		       "V6 (%s): payload with string, fixed array and varints", m);
 		ok(res.ev[1].seq == 2 && res.ev[1].timestamp == 2100, "V6 (%s): second event", m);
 		is_u64(res.stats.lost_events, 2, "V6 (%s): 2 lost at the sequence point", m);
 		is_int(res.stats.end_tag, 1, "V6 (%s): EndOfStream seen", m);
@@ -1000,6 +1002,20 @@ static void test_reader_v6_stream(void)
 		   "V6: metadata provider, name, event id");
 		ok(m && m->opcode == 5 && m->level == 4 && m->version == 1 && m->keywords == 0x10,
 		   "V6: optional metadata opcode, level, version, keywords");
+		/* nt_event_field decodes with the JSON renderer's decoder (issue: it returned
+		 * found with 0 for V6 varints that the JSON showed as -3 and 300). */
+		nt_value v;
+		ok(nt_event_field(e, 8, "V", &v) == 1 && v.i == -3 && v.type == NT_TYPE_VARINT &&
+			   v.raw_len == 1,
+		   "V6: nt_event_field VARINT V = -3");
+		ok(nt_event_field(e, 8, "U", &v) == 1 && v.u == 300 && v.i == 300 && v.raw_len == 2,
+		   "V6: nt_event_field VARUINT U = 300, after a fixed array and a varint");
+		ok(nt_event_field(e, 8, "A", &v) == 1 && v.u == 77, "V6: nt_event_field U32 A = 77");
+		ok(nt_event_field(e, 8, "S", &v) == 1 && v.type == NT_TYPE_STRING && v.raw_len == 6,
+		   "V6: nt_event_field string S: its UTF-16 bytes with the terminator");
+		ok(nt_event_field(e, 8, "Arr", &v) == 1 && v.raw_len == 4 && v.raw && v.raw[0] == 1,
+		   "V6: nt_event_field fixed array Arr: its bytes");
+		ok(nt_event_field(e, 8, "Nope", &v) == 0, "V6: nt_event_field absent field");
 		nt_reader_free(r);
 	}
 	/* Label lists end at a sequence point, like stacks (spec §7.5). */
@@ -1040,6 +1056,60 @@ static void test_reader_v6_stream(void)
 		ok(lr.rc == 0 && lr.n == 2 && lr.ev[0].activity_id[0] == 0x22 &&
 			   lr.ev[1].activity_id[0] == 0 && lr.ev[1].activity_id[15] == 0,
 		   "V6: label list 1 applies before the sequence point, not after it");
+		nb_free(&c);
+	}
+	/* Thread rows give each event its (pid, tid); a sequence point with flag 1 clears the
+	 * table (one-collect writes one at every flush, then the table again): an index used
+	 * after it without a new row is no longer the old thread. */
+	{
+		nbuf c = {NULL, 0, 0};
+		static const char *const k[] = {"ProcessId"};
+		static const char *const v[] = {"7"};
+		nb_v6_header(&c);
+		nb_v6_trace_block(&c, 8, 0, 1000, 1, k, v);
+		size_t at = nb_v6_block_begin(&c, 3);
+		nb_u16(&c, 0);
+		nb_bytes(&c, "\x08\x00\x01\x01P\x01\x01" "E\x00\x00", 10);
+		nb_v6_block_end(&c, at);
+		/* rows: index, kind 2 pid, kind 3 tid */
+		static const uint8_t rows[3][3] = {{1, 10, 100}, {2, 20, 120}, {2, 30, 44}};
+		for (int step = 0; step < 3; step++) {
+			if (step != 1) {
+				at = nb_v6_block_begin(&c, 6);
+				for (int q = step ? 2 : 0; q < (step ? 3 : 2); q++) {
+					nb_u16(&c, 5);
+					nb_u8(&c, rows[q][0]);
+					nb_u8(&c, 2);
+					nb_u8(&c, rows[q][1]);
+					nb_u8(&c, 3);
+					nb_u8(&c, rows[q][2]);
+				}
+				nb_v6_block_end(&c, at);
+			}
+			at = nb_v6_block_begin(&c, 2);
+			nb_blk_header(&c, 1, 0, 0);
+			/* flags 0x47: metadata id, seq/capture/proc, thread, sorted; thread index 2 */
+			nb_bytes(&c, "\x47\x01\x00\x01\x00\x02", 6);
+			nb_var(&c, 10 + (uint64_t)step * 100);
+			nb_v6_block_end(&c, at);
+			at = nb_v6_block_begin(&c, 4);
+			nb_u64(&c, 50 + (uint64_t)step * 100);
+			nb_u32(&c, step == 0 ? 1 : 0); /* flag 1 after the first event only */
+			nb_u32(&c, 0);
+			nb_v6_block_end(&c, at);
+		}
+		nb_u32(&c, 0);
+		result tr;
+		read_mem(c.p, c.len, 0, &tr);
+		ok(tr.rc == 0 && tr.n == 3, "V6 threads: 3 events");
+		if (tr.rc || tr.n != 3)
+			printf("# rc %d n %zu: %s at %llu\n", tr.rc, tr.n, tr.err.msg, (unsigned long long)tr.err.offset);
+		ok(tr.ev[0].thread_id == 120 && tr.ev[0].process_id == 20,
+		   "V6 threads: thread index 2 is (pid 20, tid 120) from its row");
+		ok(tr.ev[1].thread_id == 2 && tr.ev[1].process_id == 7,
+		   "V6 threads: after a flag-1 sequence point index 2 is no longer that thread");
+		ok(tr.ev[2].thread_id == 44 && tr.ev[2].process_id == 30,
+		   "V6 threads: a new row gives index 2 a new thread (pid 30, tid 44)");
 		nb_free(&c);
 	}
 	/* Major version 7 is refused, with the offset of the version field. */
