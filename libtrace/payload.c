@@ -4,6 +4,7 @@
  * Payload bytes are untrusted: every field is bounds-checked; a mismatch is reported in
  * the output, never as a failure. Not here: metadata parsing (metadata.c). */
 #include "internal.h"
+#include "export.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -86,6 +87,30 @@ static void jstr(jbuf *j, const char *s)
 	jput(j, "\"", 1);
 }
 
+/* As jstr, for n bytes of untrusted UTF-8: NULs are escaped, invalid sequences become
+ * U+FFFD. */
+static void jstrn(jbuf *j, const uint8_t *s, size_t n)
+{
+	jput(j, "\"", 1);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t k = c < 0x80 ? 1 : nt_utf8_seq(s + i, n - i);
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			jput(j, e, 2);
+		} else if (c < 0x20) {
+			jprintf(j, "\\u%04x", c);
+		} else if (k == 0) {
+			jput(j, "\xEF\xBF\xBD", 3);
+			k = 1;
+		} else {
+			jput(j, (const char *)s + i, k);
+		}
+		i += k;
+	}
+	jput(j, "\"", 1);
+}
+
 static void jguid(jbuf *j, const uint8_t *g)
 {
 	jprintf(j, "\"%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", nt_le32(g),
@@ -137,7 +162,7 @@ static void pctx_init(pctx *c, const nt_event *ev, uint32_t pointer_size)
 }
 
 static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t fixed,
-			const nt_field *sub, uint32_t nsub, int depth);
+			const nt_field *sub, uint32_t nsub, int depth, int field);
 
 static int decode_fields(pctx *c, jbuf *j, const nt_field *f, uint32_t n, int depth)
 {
@@ -152,7 +177,7 @@ static int decode_fields(pctx *c, jbuf *j, const nt_field *f, uint32_t n, int de
 		}
 		size_t before = j ? j->total : 0;
 		if (decode_value(c, j, f[i].type, f[i].elem_type, f[i].fixed_count, f[i].fields,
-				 f[i].nfields, depth + 1)) {
+				 f[i].nfields, depth + 1, 1)) {
 			/* A failed scalar wrote nothing; a failed array or object already wrote
 			 * its closed prefix, and another "null" would make the JSON invalid. */
 			if (j && j->total == before)
@@ -282,8 +307,30 @@ static int decode_scalar(pctx *c, jbuf *j, uint32_t type)
 	return 0;
 }
 
+/* A field typed UTF8CodeUnit (23) is a string: uint16 byte count, then that many bytes of
+ * UTF-8. The format text calls 23 one 1-byte code unit, but the V6 writer in use
+ * (one-collect, behind `dotnet-trace collect-linux`) declares every string of its
+ * Universal.System events so (Name, FileName, SymbolMetadata...), and TraceEvent's parsers
+ * of those events read them as such strings. As an array element it stays one code unit. */
+static int decode_short_utf8(pctx *c, jbuf *j)
+{
+	if (need(c, 2, "payload ends inside a string length"))
+		return -1;
+	size_t n = nt_le16(c->p + c->pos);
+	if (c->len - c->pos - 2 < n) {
+		c->error = c->error ? c->error : "string longer than the payload";
+		return -1;
+	}
+	if (j)
+		jstrn(j, c->p + c->pos + 2, n);
+	c->pos += 2 + n;
+	return 0;
+}
+
+/* field: the value is a field of its own (of the event or of an object), not an array
+ * element; only UTF8CodeUnit decodes differently (decode_short_utf8). */
 static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t fixed,
-			const nt_field *sub, uint32_t nsub, int depth)
+			const nt_field *sub, uint32_t nsub, int depth, int field)
 {
 	if (depth > MAX_DEPTH) {
 		c->error = c->error ? c->error : "nesting too deep";
@@ -299,6 +346,8 @@ static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t
 	}
 	if (type == NT_TYPE_OBJECT)
 		return decode_fields(c, j, sub, nsub, depth);
+	if (type == NT_TYPE_UTF8CHAR && field)
+		return decode_short_utf8(c, j);
 	if (type == NT_TYPE_ARRAY || type == NT_TYPE_FIXED_ARRAY) {
 		uint32_t n = fixed;
 		if (type == NT_TYPE_ARRAY) {
@@ -313,7 +362,7 @@ static int decode_value(pctx *c, jbuf *j, uint32_t type, uint32_t elem, uint32_t
 			if (j && i)
 				jputs(j, ",");
 			size_t before = j ? j->total : 0;
-			if (decode_value(c, j, elem, 0, 0, sub, nsub, depth + 1)) {
+			if (decode_value(c, j, elem, 0, 0, sub, nsub, depth + 1, 0)) {
 				/* as in decode_fields: keep the JSON valid after a "," */
 				if (j && j->total == before && i)
 					jputs(j, "null");
@@ -385,7 +434,7 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 		size_t start = c.pos;
 		if (f->name && strcmp(f->name, name) == 0) {
 			if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
-					 f->nfields, 0))
+					 f->nfields, 0, 1))
 				return 0;
 			const uint8_t *p = c.p + start;
 			memset(out, 0, sizeof *out);
@@ -393,7 +442,13 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 			out->raw = p;
 			out->raw_len = c.pos - start;
 			switch (f->type) {
-			case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
+			case NT_TYPE_UTF8CHAR: /* a string (decode_short_utf8): its bytes and length */
+				out->raw = p + 2;
+				out->raw_len -= 2;
+				out->u = out->raw_len;
+				out->i = (int64_t)out->u;
+				break;
+			case NT_TYPE_BOOL8: case NT_TYPE_U8:
 				out->u = p[0];
 				out->i = (int64_t)out->u;
 				break;
@@ -431,7 +486,7 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 			return 1;
 		}
 		if (decode_value(&c, NULL, f->type, f->elem_type, f->fixed_count, f->fields,
-				 f->nfields, 0))
+				 f->nfields, 0, 1))
 			return 0;
 	}
 	return 0;

@@ -1056,6 +1056,49 @@ static void test_reader_v6_stream(void)
 /* Every prefix of the 582-byte file: the header and Trace object must be complete (else a
  * truncation error); afterwards reading never fails, reports the truncation where the
  * incomplete object starts, and delivers every event of the complete blocks. */
+/* UTF8CodeUnit (23) as a field is a uint16-length UTF-8 string (what `dotnet-trace
+ * collect-linux` writes in its Universal.System events: data/traces/dotnet10); as an array
+ * element it is one byte. Invalid UTF-8 and control bytes stay valid JSON. */
+static void test_payload_utf8_fields(void)
+{
+	static const nt_field fl[4] = {{"Id", NT_TYPE_VARUINT, 0, 0, NULL, 0},
+				       {"Name", NT_TYPE_UTF8CHAR, 0, 0, NULL, 0},
+				       {"Chars", NT_TYPE_ARRAY, NT_TYPE_UTF8CHAR, 0, NULL, 0},
+				       {"Last", NT_TYPE_UTF8CHAR, 0, 0, NULL, 0}};
+	nt_metadata m;
+	memset(&m, 0, sizeof m);
+	m.provider = "Universal.System";
+	m.name = "ProcessSymbol";
+	m.fields = fl;
+	m.nfields = 4;
+	static const uint8_t pl[] = {7, 5, 0, 'a', '"', 0xff, '\n', 'z', 2, 0, 'h', 'i', 3, 0,
+				     0xc3, 0xa9, '!'};
+	nt_event e;
+	memset(&e, 0, sizeof e);
+	e.meta = &m;
+	e.payload = pl;
+	e.payload_len = sizeof pl;
+	nt_membuf mb = {NULL, 0, 0};
+	nt_sink s = nt_sink_membuf(&mb);
+	is_int(nt_payload_write_json(&e, 8, &s), 0, "UTF8CodeUnit fields: rendered");
+	static const char want[] = "{\"Id\":7,\"Name\":\"a\\\"\xEF\xBF\xBD\\u000az\","
+				   "\"Chars\":[104,105],\"Last\":\"\xC3\xA9!\"}";
+	ok(mb.len == sizeof want - 1 && memcmp(mb.data, want, mb.len) == 0,
+	   "UTF8CodeUnit fields: strings (escaped, U+FFFD), array of code units: %.*s",
+	   (int)mb.len, (const char *)mb.data);
+	nt_value v;
+	ok(nt_event_field(&e, 8, "Last", &v) == 1 && v.raw_len == 3 && v.u == 3 &&
+		   memcmp(v.raw, "\xC3\xA9!", 3) == 0,
+	   "UTF8CodeUnit fields: nt_event_field gives the text and its length");
+	e.payload_len = 5; /* the string says 5 bytes, 2 are there */
+	mb.len = 0;
+	is_int(nt_payload_write_json(&e, 8, &s), 0, "UTF8CodeUnit fields: short payload rendered");
+	ok(mb.len && strstr((const char *)mb.data, "\"_error\":\"string longer than the payload\"") &&
+		   json_valid((const char *)mb.data, mb.len),
+	   "UTF8CodeUnit fields: a string past the payload is an error, in valid JSON");
+	nt_membuf_free(&mb);
+}
+
 static void test_reader_truncation_every_byte(void)
 {
 	size_t len;
@@ -1664,6 +1707,7 @@ int main(void)
 	test_reader_stack_ids_reset_after_sp();
 	test_reader_4byte_pointer_stacks();
 	test_reader_v6_stream();
+	test_payload_utf8_fields();
 	test_reader_truncation_every_byte();
 	test_reader_pipe();
 	test_reader_rejects_corrupt_fields();
