@@ -8,11 +8,19 @@
 #   dotnet_workloads             build the workloads; sets NT_WORKLOADS (the program)
 #   dotnet_record MODE OUT [ARG] run one workload mode with a file session writing OUT;
 #                                its own measurements ("key=value") go to OUT.truth
+#   dotnet_trace_record MODE OUT [ARG]  the same through `dotnet-trace collect -- CMD`
+#   dotnet_run HOW MODE OUT [ARG]  HOW = file (dotnet_record) or dotnet-trace; one TAP result
 #   truth KEY FILE               one value of a .truth file
 #   dotnet_oracle                build the TraceEvent oracle of tests/dotnet/oracle; sets
 #                                NT_ORACLE (the program; `$NT_ORACLE` with no argument says how)
 #   dotnet_trace_tool            install dotnet-trace (NT_DOTNET_TRACE_VERSION) as a tool of
 #                                the build tree, once; sets NT_DOTNET_TRACE, or returns 1
+#   dotnet_check_trace TRACE WHAT  TAP results: the trace reads whole, and >= 99% of the
+#                                frames of its Managed samples have method names
+#   dotnet_events TRACE          its events (nettrace-info --events) into TRACE.events
+#   dotnet_count TRACE NAME      how many events named NAME TRACE.events holds
+#   dotnet_split FOLDED SHARE    TAP result: the samples of SplitA.Spin70 vs SplitB.Spin30
+#                                in a folded file match SHARE within 2% + 4 sigma
 #
 # The build is a copy of the sources under $top_builddir/tests/dotnet/build (so that an
 # out-of-tree, read-only source tree works) and is redone only when a source changed.
@@ -68,6 +76,34 @@ dotnet_workloads() {
 	NT_WORKLOADS=$DOTNET_BUILD/workloads/out/nt-workloads
 }
 
+# dotnet_trace_record MODE OUT [ARG]: dotnet-trace starts the workload suspended, opens
+# an EventPipe session over the diagnostic port with the providers of the file session,
+# resumes it and writes OUT when it exits (rundown included).
+dotnet_trace_record() {
+	mode=$1 out=$2
+	shift 2
+	"$NT_DOTNET_TRACE" collect --providers "$NT_DOTNET_CONFIG" -o "$out" --show-child-io \
+		-- "$NT_WORKLOADS" "$mode" "$@" >"$out.truth" 2>"$out.err" && [ -s "$out" ]
+}
+
+dotnet_run() {
+	how=$1
+	shift
+	case $how in
+	file) dotnet_record "$@" ;;
+	dotnet-trace) dotnet_trace_record "$@" ;;
+	*) false ;;
+	esac
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "nt-workloads $1 ran under $how"
+	else
+		fail "nt-workloads $1 ran under $how (exit $rc)"
+		diag "$(tail -n 20 "$2.err")"
+	fi
+	return "$rc"
+}
+
 dotnet_record() {
 	mode=$1 out=$2
 	shift 2
@@ -101,4 +137,63 @@ dotnet_trace_tool() {
 			--tool-path "$dir" >"$DOTNET_BUILD/dotnet-trace-install.log" 2>&1
 	) 9>"$DOTNET_BUILD/.lock" || return 1
 	NT_DOTNET_TRACE=$dir/dotnet-trace
+}
+
+# dotnet_check_trace TRACE WHAT: nettrace-info reads TRACE to its end with no error, and of
+# the frames of its Managed samples (nettrace-fold --managed-only, each frame weighted by
+# its samples) at most 1% stay unnamed ("?!?" or a bare address). External samples are
+# left out: a thread parked in native code (the socket engine's thread in epoll_wait) ends
+# in precompiled (ReadyToRun) code that no method event of the trace covers, not even with
+# every runtime keyword on.
+dotnet_check_trace() {
+	tr=$1 what=$2
+	"$INFO" "$tr" >"$tr.info" 2>"$tr.info-err"
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q '^Truncated: *no' "$tr.info" &&
+		grep -q '^Lost events: *0$' "$tr.info"; then
+		pass "$what: nettrace-info reads it whole, no event lost"
+	else
+		fail "$what: nettrace-info reads it whole, no event lost (exit $rc)"
+		diag "$(cat "$tr.info-err")" "$(grep -E '^(Truncated|Lost)' "$tr.info")"
+	fi
+	"$top_builddir/tools/nettrace-fold" --unit samples --managed-only "$tr" >"$tr.folded" 2>&1
+	awk '{ w = $NF; $NF = ""; n = split($0, f, ";")
+		for (i = 1; i <= n; i++) { tot += w; if (f[i] ~ /^\?|0x[0-9a-f]+ *$/) bad += w } }
+		END { printf "%d %d\n", tot, bad }' "$tr.folded" >"$tr.cov"
+	read -r tot bad <"$tr.cov"
+	if [ "$tot" -gt 0 ] && [ $((bad * 100)) -le "$tot" ]; then
+		pass "$what: managed frames resolve ($bad of $tot sample frames unnamed)"
+	else
+		fail "$what: managed frames resolve ($bad of $tot sample frames unnamed)"
+	fi
+}
+
+dotnet_events() {
+	"$INFO" --events "$1" >"$1.events" 2>"$1.events-err"
+}
+
+dotnet_count() {
+	grep -c "^\[[^]]*\] ts=[0-9]* [^ ]*/$2(" "$1.events"
+}
+
+# dotnet_ticks TRACE: the trace's timestamp ticks per second (from its summary).
+dotnet_ticks() {
+	sed -n 's/^Sync time:.*, \([0-9]*\) ticks\/s)$/\1/p' "$1.info"
+}
+
+dotnet_split() {
+	awk -v want="$2" '
+		/SplitA\.Spin70/ { a += $NF } /SplitB\.Spin30/ { b += $NF }
+		END {
+			n = a + b; if (n == 0) { print "bad 0 " want " 0 0"; exit }
+			p = a / n; sd = sqrt(want * (1 - want) / n)
+			tol = 0.02 + 4 * sd; d = p - want; if (d < 0) d = -d
+			printf "%s %.4f %.4f %.4f %d\n", (d <= tol ? "ok" : "bad"), p, want, tol, n }' \
+		"$1" >"$1.split"
+	read -r verdict got want tol n <"$1.split"
+	if [ "$verdict" = ok ]; then
+		pass "70/30 split: $got of $n samples in Spin70, program measured $want (tolerance $tol)"
+	else
+		fail "70/30 split: $got of $n samples in Spin70, program measured $want (tolerance $tol)"
+	fi
 }
