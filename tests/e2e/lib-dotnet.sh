@@ -45,6 +45,11 @@ dotnet_need() {
 		echo "1..0 # SKIP dotnet is not installed (the .NET 10 SDK runs these tests)"
 		exit 0
 	fi
+	# The workloads target net10.0: an older SDK alone cannot build them.
+	if ! dotnet --list-sdks 2>/dev/null | grep -q '^[1-9][0-9]\.'; then
+		echo "1..0 # SKIP no .NET 10 SDK (dotnet --list-sdks: $(dotnet --list-sdks 2>/dev/null | cut -d' ' -f1 | tr '\n' ' '))"
+		exit 0
+	fi
 }
 
 # dotnet_build_project NAME: builds tests/dotnet/NAME into $DOTNET_BUILD/NAME/out, once.
