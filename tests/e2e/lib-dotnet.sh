@@ -21,6 +21,9 @@
 #   dotnet_count TRACE NAME      how many events named NAME TRACE.events holds
 #   dotnet_split FOLDED SHARE    TAP result: the samples of SplitA.Spin70 vs SplitB.Spin30
 #                                in a folded file match SHARE within 2% + 4 sigma
+#   dotnet_v6_symbolized EVENTS TID RE  of the `cpu` samples of thread TID in a V6 trace's
+#                                `nettrace-info --events --stacks` output, how many have a
+#                                frame whose ProcessSymbol name matches RE: prints "HITS N"
 #
 # The build is a copy of the sources under $top_builddir/tests/dotnet/build (so that an
 # out-of-tree, read-only source tree works) and is redone only when a source changed.
@@ -201,4 +204,21 @@ dotnet_split() {
 	else
 		fail "70/30 split: $got of $n samples in Spin70, program measured $want (tolerance $tol)"
 	fi
+}
+
+dotnet_v6_symbolized() {
+	awk -v want="$2" -v re="$3" '
+		function hex(s,   i, v) { v = 0; s = tolower(substr(s, 3))
+			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		function num(k,   r) { if (!match($0, "\"" k "\":[0-9]+")) return -1
+			r = substr($0, RSTART, RLENGTH); sub(/.*:/, "", r); return r + 0 }
+		/\/ProcessSymbol\(/ && match($0, /"Name":"[^"]*"/) {
+			ns++; nm[ns] = substr($0, RSTART + 8, RLENGTH - 9)
+			lo[ns] = num("StartAddress"); hi[ns] = num("EndAddress"); next }
+		/^\[/ { if (insample) { n++; if (hit) h++ }
+			insample = $0 ~ /\/cpu\(/ && $0 ~ (" tid=" want " "); hit = 0; next }
+		insample && $1 ~ /^#/ { ip = hex($2)
+			for (i = 1; i <= ns; i++) if (ip >= lo[i] && ip <= hi[i] && nm[i] ~ re) hit = 1 }
+		END { if (insample) { n++; if (hit) h++ }; printf "%d %d\n", h, n }' "$1"
 }

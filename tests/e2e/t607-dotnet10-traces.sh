@@ -58,23 +58,9 @@ is "$(grep -c '/ExistingProcess(.*{"NamespaceId":27020,"Name":"nt-workloads","Na
 # CoreLib is mapped in 5 pieces, all with the same symbol metadata (MetadataId 1).
 is "$(grep -c '/ProcessMapping(.*"FileName":"/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.12/System.Private.CoreLib.dll","MetadataId":1,' "$tr.events")" 5 \
 	"collect-linux: ProcessMapping FileName and MetadataId decode after the string"
-# Leaf-to-root frames of each cpu sample of the workload's thread 27020 against the
-# ProcessSymbol ranges (JIT code named from the runtime's perf map): how many samples
-# have a frame in NtWorkloads.Program::Split?
-awk '
-	function hex(s,   i, v) { v = 0; s = tolower(substr(s, 3))
-		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v }
-	function num(k,   r) { if (!match($0, "\"" k "\":[0-9]+")) return -1
-		r = substr($0, RSTART, RLENGTH); sub(/.*:/, "", r); return r + 0 }
-	/\/ProcessSymbol\(/ && match($0, /"Name":"[^"]*"/) {
-		ns++; nm[ns] = substr($0, RSTART + 8, RLENGTH - 9)
-		lo[ns] = num("StartAddress"); hi[ns] = num("EndAddress"); next }
-	/^\[/ { if (insample) { n++; if (hit) h++ }
-		insample = $0 ~ /\/cpu\(/ && $0 ~ / tid=27020 /; hit = 0; next }
-	insample && $1 ~ /^#/ { ip = hex($2)
-		for (i = 1; i <= ns; i++) if (ip >= lo[i] && ip <= hi[i] && nm[i] ~ /NtWorkloads\.Program::Split/) hit = 1 }
-	END { if (insample) { n++; if (hit) h++ }; printf "%d %d\n", h, n }' "$tr.events" >"$T/sym"
+# The cpu samples of the workload's main thread against the ProcessSymbol ranges (JIT code
+# named from the runtime's perf map): how many have a frame in NtWorkloads.Program::Split?
+dotnet_v6_symbolized "$tr.events" 27020 'NtWorkloads\.Program::Split' >"$T/sym"
 read -r h n <"$T/sym"
 if [ "$n" -eq 601 ] && [ $((h * 100)) -ge $((n * 90)) ]; then
 	pass "collect-linux: $h of the workload's $n CPU samples symbolize into Program::Split"
