@@ -15,6 +15,7 @@
 #                                NT_ORACLE (the program; `$NT_ORACLE` with no argument says how)
 #   dotnet_trace_tool            install dotnet-trace (NT_DOTNET_TRACE_VERSION) as a tool of
 #                                the build tree, once; sets NT_DOTNET_TRACE, or returns 1
+#   dotnet_trace_need            dotnet_trace_tool, or bail out of the test with its log
 #   dotnet_check_trace TRACE WHAT  TAP results: the trace reads whole, and >= 99% of the
 #                                frames of its Managed samples have method names
 #   dotnet_events TRACE          its events (nettrace-info --events) into TRACE.events
@@ -82,6 +83,14 @@ dotnet_workloads() {
 		exit 1
 	fi
 	NT_WORKLOADS=$DOTNET_BUILD/workloads/out/nt-workloads
+}
+
+dotnet_trace_need() {
+	if ! dotnet_trace_tool; then
+		echo "Bail out! dotnet tool install dotnet-trace $NT_DOTNET_TRACE_VERSION failed"
+		sed 's/^/# /' "$DOTNET_BUILD/dotnet-trace-install.log" 2>/dev/null | tail -n 5
+		exit 1
+	fi
 }
 
 # dotnet_trace_record MODE OUT [ARG]: dotnet-trace starts the workload suspended, opens

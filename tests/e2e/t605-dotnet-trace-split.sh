@@ -8,7 +8,7 @@
 dotnet_need
 need_tool "$INFO"
 dotnet_workloads
-dotnet_trace_tool
+dotnet_trace_need
 
 tr=$T/split.nettrace
 if dotnet_run dotnet-trace split "$tr" 3; then

@@ -12,7 +12,7 @@
 dotnet_need
 need_tool "$INFO"
 dotnet_workloads
-dotnet_trace_tool
+dotnet_trace_need
 
 for how in file dotnet-trace; do
 	tr=$T/block-$how.nettrace

@@ -19,7 +19,7 @@ if [ ! -r /sys/kernel/tracing/available_events ]; then
 fi
 need_tool "$INFO"
 dotnet_workloads
-dotnet_trace_tool
+dotnet_trace_need
 
 # serve runs split until its stdin closes: a FIFO held open by this shell.
 mkfifo "$T/stdin" || { echo "Bail out! mkfifo failed"; exit 1; }
