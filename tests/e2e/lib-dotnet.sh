@@ -20,6 +20,10 @@
 #                                frames of its Managed samples have method names
 #   dotnet_events TRACE          its events (nettrace-info --events) into TRACE.events
 #   dotnet_count TRACE NAME      how many events named NAME TRACE.events holds
+#   dotnet_contention TRACE      from TRACE.events: "PAIRS SECONDS DURATION": the Contention
+#                                Start->Stop pairs per thread, their time, and the sum of
+#                                the Stops' DurationNs (.NET 8+), in seconds
+#   dotnet_within GOT WANT DESC  TAP result: GOT within 10% of WANT
 #   dotnet_split FOLDED SHARE    TAP result: the samples of SplitA.Spin70 vs SplitB.Spin30
 #                                in a folded file match SHARE within 2% + 4 sigma
 #   dotnet_v6_symbolized EVENTS TID RE  of the `cpu` samples of thread TID in a V6 trace's
@@ -230,4 +234,24 @@ dotnet_v6_symbolized() {
 		insample && $1 ~ /^#/ { ip = hex($2)
 			for (i = 1; i <= ns; i++) if (ip >= lo[i] && ip <= hi[i] && nm[i] ~ re) hit = 1 }
 		END { if (insample) { n++; if (hit) h++ }; printf "%d %d\n", h, n }' "$1"
+}
+
+dotnet_contention() {
+	awk -v hz="$(dotnet_ticks "$1")" '
+		/\/ContentionStart\(/ || /\/ContentionStop\(/ {
+			match($0, / ts=[0-9]+/); ts = substr($0, RSTART + 4, RLENGTH - 4)
+			match($0, / tid=[0-9]+/); tid = substr($0, RSTART + 5, RLENGTH - 5)
+			if ($0 ~ /ContentionStart\(/) { start[tid] = ts; next }
+			if (match($0, /"DurationNs":[0-9.eE+]+/)) dur += substr($0, RSTART + 13, RLENGTH - 13)
+			if (tid in start) { sum += ts - start[tid]; n++; delete start[tid] }
+		}
+		END { printf "%d %.6f %.6f\n", n, (hz > 0 ? sum / hz : 0), dur / 1e9 }' "$1.events"
+}
+
+dotnet_within() {
+	if awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= 0.10 * w) }'; then
+		pass "$3"
+	else
+		fail "$3"
+	fi
 }

@@ -24,21 +24,10 @@ is "$(sed -n 's/^Format: *//p' "$tr.info")" "nettrace V4/V5 (FastSerialization, 
 dotnet_events "$tr"
 is "$(dotnet_count "$tr" ContentionStart) $(dotnet_count "$tr" ContentionStop)" "71 71" \
 	"file session: 71 ContentionStart/Stop pairs"
-awk -v hz="$(dotnet_ticks "$tr")" -v want=0.333328 '
-	/\/ContentionStart\(/ || /\/ContentionStop\(/ {
-		match($0, / ts=[0-9]+/); ts = substr($0, RSTART + 4, RLENGTH - 4)
-		match($0, / tid=[0-9]+/); tid = substr($0, RSTART + 5, RLENGTH - 5)
-		if ($0 ~ /ContentionStart\(/) start[tid] = ts
-		else if (tid in start) { sum += ts - start[tid]; delete start[tid] }
-	}
-	END { got = sum / hz; d = got - want; if (d < 0) d = -d
-		printf "%s %.6f\n", (d <= 0.10 * want ? "ok" : "bad"), got }' "$tr.events" >"$T/cont"
-read -r verdict got <"$T/cont"
-if [ "$verdict" = ok ]; then
-	pass "file session: ${got}s between ContentionStart and Stop, program measured 0.333328s"
-else
-	fail "file session: ${got}s between ContentionStart and Stop, program measured 0.333328s"
-fi
+dotnet_contention "$tr" >"$T/cont"
+read -r n got dur <"$T/cont"
+dotnet_within "$got" 0.333328 "file session: ${got}s between ContentionStart and Stop, program measured 0.333328s"
+dotnet_within "$dur" 0.333328 "file session: ContentionStop DurationNs add up to ${dur}s"
 
 tr=$T/dotnet-trace-exceptions.nettrace
 dotnet_check_trace "$tr" "dotnet-trace (exceptions)"
