@@ -5,7 +5,7 @@
 #   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces,
 #                       then record examples/nettrace-example and show its profile
 #   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
-#                       make check, fuzz smoke (60 s over three targets, needs clang), then print
+#                       make check, fuzz smoke (60 s over four targets, needs clang), then print
 #                       whether the .NET tests ran (they need the .NET 10 SDK, which run.sh does
 #                       not install) and "N passed, N failed"; exit non-zero if anything failed
 #   ./run.sh distcheck  make distcheck: the release tarball must build, test and install
@@ -26,11 +26,12 @@ say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages: the build (compiler, autotools, the libraries configure checks for) and,
-# for the tests, clang for the libFuzzer target and groff to lint the man pages. binutils
+# for the tests, clang and its sanitizer and libFuzzer runtimes (libclang-rt-dev) for the
+# libFuzzer targets and groff to lint the man pages. binutils
 # gives objdump/nm to the build tests.
 PKGS_BUILD="gcc make binutils autoconf automake libtool pkg-config
 	libdwarf-dev libelf-dev zlib1g-dev libsqlite3-dev"
-PKGS_TEST="clang groff-base"
+PKGS_TEST="clang libclang-rt-dev groff-base"
 # The export tests read our pprof files with the real `go tool pprof` and drive the SVG
 # flame graph in headless Chromium (through playwright-core, from npm); the native-symbol
 # tests compare with eu-addr2line. Node.js may come from Debian or from NodeSource (whose
@@ -160,11 +161,11 @@ run_tests() {
 		fail=1
 	fi
 
-	# Fuzz smoke: the libFuzzer targets (reader, profile, folded) for FUZZ_SECONDS in all,
-	# a third each ("make fuzz FUZZ_TARGET=all"), when clang is there.
+	# Fuzz smoke: the libFuzzer targets (reader, profile, folded, unwind, pdb) for
+	# FUZZ_SECONDS in all, a fifth each ("make fuzz FUZZ_TARGET=all"), when clang is there.
 	if [ "$FUZZ_SECONDS" -gt 0 ] && [ -f Makefile ] && grep -q '^fuzz:' Makefile &&
 		command -v clang >/dev/null 2>&1; then
-		each=$((FUZZ_SECONDS / 3))
+		each=$((FUZZ_SECONDS / 5))
 		[ "$each" -gt 0 ] || each=1
 		say "make fuzz FUZZ_TARGET=all FUZZ_SECONDS=$each"
 		if make -s fuzz FUZZ_TARGET=all FUZZ_SECONDS="$each"; then

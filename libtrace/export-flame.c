@@ -169,6 +169,21 @@ static int add_stack(void *ctx, const nt_xstack *st)
 		node = (uint32_t)c;
 		t->prevnode[i] = node;
 	}
+	/* source lines (profile input): each node on the path, shared prefix included */
+	for (size_t j = 0; st->group && t->side == 0 && j < d; j++) {
+		const nt_native_frame *nf = nt_xstack_native(st, j);
+		nt_fnode *n = &t->nodes[t->prevnode[j]];
+		if (!nf || !nf->file || !nf->line || (n->file && strcmp(n->file, nf->file) != 0))
+			continue;
+		if (!n->file) {
+			n->file = nf->file;
+			n->line_lo = n->line_hi = nf->line;
+		} else if (nf->line < n->line_lo) {
+			n->line_lo = nf->line;
+		} else if (nf->line > n->line_hi) {
+			n->line_hi = nf->line;
+		}
+	}
 	t->nodes[node].self[t->side] += st->value;
 	if (t->side == 0 && st->category >= 0 && st->category < NT_CAT_COUNT) {
 		if (!t->cat) {

@@ -16,6 +16,9 @@ typedef struct ss_frame {
 	const char *s;
 	size_t n;
 	uint64_t hash;
+	const char *file;     /* profile input: the frame's source file (native DWARF or managed
+				 PDB, nt_xstack_native), borrowed from the profile; NULL none */
+	uint32_t line;        /* the smallest line of that file seen for the frame */
 } ss_frame;
 
 typedef struct ss_stack {
@@ -95,7 +98,7 @@ static int64_t frame_index(ss_ctx *c, const nt_xframe *f)
 	if (c->nframes >= UINT32_MAX - 1 ||
 	    nt_grow((void **)&c->frames, &c->fcap, c->nframes + 1, sizeof(ss_frame)))
 		return -1;
-	c->frames[c->nframes] = (ss_frame){f->s, f->n, h};
+	c->frames[c->nframes] = (ss_frame){f->s, f->n, h, NULL, 0};
 	c->fht[k] = (uint32_t)c->nframes + 1;
 	return (int64_t)c->nframes++;
 }
@@ -149,6 +152,13 @@ static int collect(void *ctx, const nt_xstack *st)
 		if (f < 0)
 			goto nomem;
 		c->idx[c->nidx++] = (uint32_t)f;
+		const nt_native_frame *nf = st->group ? nt_xstack_native(st, i) : NULL;
+		ss_frame *fr = &c->frames[f];
+		if (nf && nf->file && nf->line && (!fr->file || (strcmp(fr->file, nf->file) == 0 &&
+								 nf->line < fr->line))) {
+			fr->file = nf->file;
+			fr->line = nf->line;
+		}
 	}
 	c->prev_off = s->off;
 	c->profs[p].total += s->weight;
@@ -250,6 +260,12 @@ int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 	for (size_t i = 0; i < c.nframes; i++) {
 		nt_out_str(&o, i ? ",\n{\"name\":\"" : "\n{\"name\":\"");
 		nt_out_json(&o, c.frames[i].s, c.frames[i].n);
+		if (c.frames[i].file) {
+			nt_out_str(&o, "\",\"file\":\"");
+			nt_out_json(&o, c.frames[i].file, strlen(c.frames[i].file));
+			nt_out_printf(&o, "\",\"line\":%" PRIu32 "}", c.frames[i].line);
+			continue;
+		}
 		nt_out_str(&o, "\"}");
 	}
 	nt_out_str(&o, "]},\n\"profiles\":[\n");

@@ -12,6 +12,8 @@
  * Not here: merging stacks (export-flame.c), reading inputs (export-stacks.c). */
 #include "export.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 #include <stdio.h>
 
@@ -266,6 +268,16 @@ static void draw_frame(svg_ctx *c, uint32_t node, double offset)
 	}
 	nt_out_str(o, "\"><title>");
 	nt_out_xml(o, name.s, name.n);
+	if (n->file) { /* the source lines of the frame: " (File.cs:12)" or " (File.cs:12-15)" */
+		const char *base = strrchr(n->file, '/');
+		base = base ? base + 1 : n->file;
+		nt_out_str(o, " (");
+		nt_out_xml(o, base, strlen(base));
+		if (n->line_hi > n->line_lo)
+			nt_out_printf(o, ":%" PRIu32 "-%" PRIu32 ")", n->line_lo, n->line_hi);
+		else
+			nt_out_printf(o, ":%" PRIu32 ")", n->line_lo);
+	}
 	nt_out_printf(o, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
 			 "fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
 		      x, y, w, fh - 1, col.r, col.g, col.b, x + 3, y + fh / 2 + FONT_SIZE / 2 - 2.5);

@@ -121,6 +121,9 @@ typedef struct nt_fnode {
 	uint32_t kids;        /* first child in the kid table, after nt_ftree_seal */
 	double self[2];       /* weight of stacks ending here, per side */
 	double total[2];      /* self plus the children's totals (after nt_ftree_seal) */
+	const char *file;     /* side 0, profile input: the source file of the node's frames
+				 (nt_xstack_native; the first seen), NULL none */
+	uint32_t line_lo, line_hi; /* the range of its lines in that file */
 } nt_fnode;
 
 typedef struct nt_ftree nt_ftree;

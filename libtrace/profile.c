@@ -12,9 +12,11 @@
  * Not here: rate inference (rate.c), symbols (symtab.c), rules (category.c), output
  * (fold.c, tree.c). */
 #include "internal.h"
+#include "pdb.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------------ hashing */
@@ -90,6 +92,7 @@ typedef struct psession {
 	char *name;
 	nt_symtab *sym;
 	nt_native *native;   /* native symbols from ModuleMap events (sym-dwarf.c) */
+	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
 	int gc_active;
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
@@ -205,6 +208,7 @@ void nt_profile_free(nt_profile *p)
 	for (size_t i = 0; i < p->ns; i++) {
 		nt_symtab_free(p->s[i].sym);
 		nt_native_free(p->s[i].native);
+		nt_mlines_free(p->s[i].mlines);
 		nt_rate_free(p->s[i].rate);
 		free(p->s[i].name);
 		free(p->s[i].gaps);
@@ -824,6 +828,19 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 	return te_log(p, t, tms, gi, 1, ev, err);
 }
 
+/* The session's managed-lines resolver, with the search path and root of the native
+ * options (nt_native_opts.symbol_path, root) when the caller's struct has them. */
+static int managed_lines_new(nt_profile *p, psession *s, nt_error *err)
+{
+	const nt_native_opts *no = p->o.native;
+	const char *path = NULL, *root = NULL;
+	if (no && no->sz >= offsetof(nt_native_opts, root) + sizeof(no->root))
+		root = no->root;
+	if (no && no->sz >= offsetof(nt_native_opts, symbol_path) + sizeof(no->symbol_path))
+		path = no->symbol_path;
+	return nt_mlines_new(&s->mlines, path, root, err);
+}
+
 int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
 {
 	if (p->finished)
@@ -844,6 +861,9 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	if (rc)
 		return rc;
 	rc = nt_native_new(&s->native, p->o.native, err);
+	if (rc)
+		return rc;
+	rc = managed_lines_new(p, s, err);
 	if (rc)
 		return rc;
 	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
@@ -875,7 +895,8 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 			return rc;
 		const nt_metadata *m = ev->meta;
 		if (nt_symtab_add_event(s->sym, ev, ps) < 0 ||
-		    nt_native_add_event(s->native, ev, ps) < 0)
+		    nt_native_add_event(s->native, ev, ps) < 0 ||
+		    nt_mlines_add_event(s->mlines, ev) < 0)
 			return NOMEM(p, err);
 		/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
 		 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
@@ -984,7 +1005,9 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			const char *name = nt_symtab_name(s->sym, ip);
 			const nt_native_frame *nf = NULL;
 			size_t n = 1;
-			if (native && strcmp(name, "?!?") == 0) {
+			if (strcmp(name, "?!?") != 0) /* managed: its source line, if any */
+				nf = nt_mlines_resolve(s->mlines, ip, d > 0, name, NULL);
+			else if (native) {
 				int rc = nt_native_resolve(s->native, d > 0 && ip > 0 ? ip - 1 : ip, &nf,
 							   &n, err);
 				if (rc)
@@ -1126,6 +1149,13 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 	free(scratch);
 	free(subscratch);
 	return rc;
+}
+
+nt_mlines *nt_profile_mlines(nt_profile *p, size_t session)
+{
+	if (session >= p->ns || nt_profile_finish(p, NULL))
+		return NULL;
+	return p->s[session].mlines;
 }
 
 nt_native *nt_profile_native(nt_profile *p, size_t session)

@@ -607,15 +607,16 @@ static int load_existing(nt_store *st, nt_error *err)
 	}
 	sqlite3_finalize(q);
 	q = NULL;
-	/* frames: key (function, module or 0, address, has address, inline depth) */
+	/* frames: key (function, module or 0, address, has address, inline depth, line or 0:
+	 * a managed IP sampled as a leaf and seen as a return address has two lines) */
 	if (sqlite3_prepare_v2(st->db,
-			       "SELECT id, function_id, module_id, address, inline_depth FROM frames",
+			       "SELECT id, function_id, module_id, address, inline_depth, line FROM frames",
 			       -1, &q, NULL))
 		goto sqlerr;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t k[5] = {sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
+		int64_t k[6] = {sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
 				sqlite3_column_int64(q, 3), sqlite3_column_type(q, 3) != SQLITE_NULL,
-				sqlite3_column_int64(q, 4)};
+				sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5)};
 		if (kmap_put(&st->frames, k, sizeof k, sqlite3_column_int64(q, 0)))
 			goto nomem;
 	}
@@ -895,7 +896,8 @@ static int intern_frame(nt_store *st, const char *name, int has_addr, uint64_t i
 		mid = st->mods[mi].id;
 	}
 	int64_t inl = nf ? (int64_t)nf->inline_depth : 0;
-	int64_t key[5] = {fid, mid, has_addr ? (int64_t)ip : 0, has_addr, inl};
+	int64_t key[6] = {fid, mid, has_addr ? (int64_t)ip : 0, has_addr, inl,
+			  nf ? (int64_t)nf->line : 0};
 	if (kmap_get(&st->frames, key, sizeof key, id))
 		return 0;
 	*id = st->next_frame++;

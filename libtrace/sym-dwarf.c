@@ -2688,7 +2688,7 @@ static int resolve_ip(nt_native *nn, uint64_t ip, const nn_centry **ce)
 
 int nt_native_new(nt_native **out, const nt_native_opts *opts, nt_error *err)
 {
-	nt_native_opts o = {sizeof o, NULL, NULL, 0};
+	nt_native_opts o = {sizeof o, NULL, NULL, 0, NULL};
 	*out = NULL;
 	if (opts) {
 		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;

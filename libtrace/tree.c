@@ -107,6 +107,9 @@ typedef struct tsession {
 
 struct nt_tree {
 	nt_tree_opts o;
+	nt_profile *prof;     /* while building, for o.lines */
+	char *linebuf;        /* o.lines: "NAME at FILE:LINE" */
+	size_t linecap;
 	pchunk *pool;
 
 	tname *names;
@@ -432,7 +435,20 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 		for (uint32_t i = 0; i < g->depth; i++) {
 			/* frames are leaf first: the top-down path reads them backwards */
 			uint32_t fi = t->o.invert ? i : g->depth - 1 - i;
-			if ((id = intern_frame(t, g->frames[fi])) < 0)
+			const char *fname = g->frames[fi];
+			const nt_native_frame *nf =
+				t->o.lines ? nt_profile_frame_native(t->prof, g, fi) : NULL;
+			if (nf && nf->file && nf->line) {
+				const char *base = strrchr(nf->file, '/');
+				base = base ? base + 1 : nf->file;
+				size_t ln = strlen(fname ? fname : "?") + strlen(base) + 16;
+				if (nt_grow((void **)&t->linebuf, &t->linecap, ln, 1))
+					goto nomem;
+				snprintf(t->linebuf, ln, "%s at %s:%" PRIu32, fname ? fname : "?", base,
+					 nf->line);
+				fname = t->linebuf;
+			}
+			if ((id = intern_frame(t, fname)) < 0)
 				goto nomem;
 			t->path[n++] = (uint32_t)id;
 		}
@@ -814,7 +830,12 @@ int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error
 	t->nodes[0].pub.kind = NT_TREE_ROOT;
 	t->nnodes = 1;
 
+	t->prof = p;
 	rc = nt_profile_foreach(p, tree_on_group, t);
+	t->prof = NULL;
+	free(t->linebuf);
+	t->linebuf = NULL;
+	t->linecap = 0;
 	if (rc) {
 		if (t->rc == NT_ELIMIT)
 			rc = nt_fail(err, NT_ELIMIT, NT_NO_OFFSET,

@@ -46,14 +46,25 @@ enum nts_state {
  * Module snapshot (modules.c builds it, unwind.c reads it in the handler)
  * ------------------------------------------------------------------------------------- */
 
-/* One executable PT_LOAD segment of a loaded object. */
+/* One executable PT_LOAD segment of a loaded object. Every read of its call-frame
+ * information stays in [cfi_lo, cfi_hi): the readable PT_LOAD segment that holds its
+ * .eh_frame_hdr (GNU linkers put .eh_frame in the same one); a table or an entry that
+ * points outside is not used. */
 typedef struct nts_modseg {
 	uint64_t lo, hi;         /* [lo, hi) in memory */
 	const uint8_t *eh_hdr;   /* its object's .eh_frame_hdr (in memory), NULL if unusable */
 	const uint8_t *table;    /* the hdr's sorted (initial_loc, fde) table: sdata4 pairs */
 	uint32_t fde_count;
 	uint32_t module;         /* index in nts_modlist */
+	uint64_t cfi_lo, cfi_hi; /* the window of CFI reads (0, 0: none) */
 } nts_modseg;
+
+/* Checks the .eh_frame_hdr at hdr (LSB 3.0: version 1, the encodings of eh_frame_ptr,
+ * fde_count and the table) against the window [lo, hi) it must lie in and fills s's
+ * eh_hdr, table, fde_count and window; when it is not the layout every GNU linker writes
+ * (fde_count udata4, table datarel|sdata4) or does not fit, s gets no table. Reads only
+ * inside [lo, hi). */
+void nts_eh_hdr_parse(const uint8_t *hdr, uint64_t lo, uint64_t hi, nts_modseg *s);
 
 /* Read-only once published; sorted by lo, non-overlapping. */
 typedef struct nts_modsnap {
@@ -114,6 +125,14 @@ typedef struct nts_regs {
 	uint64_t pc, sp, fp;
 } nts_regs;
 
+/* How a walk ended (statistics of unwind tests and the fuzz target; the handler ignores
+ * it). */
+enum nts_unwind_end {
+	NTS_END_MAX = 0,     /* max frames stored */
+	NTS_END_OUTER = 1,   /* the CFI says outermost (return address undefined) */
+	NTS_END_STOP = 2,    /* nothing could continue (no rule, unreadable stack, bad chain) */
+};
+
 /* Walks the stack from regs (pc = interrupted instruction) and stores up to max addresses,
  * leaf first: ips[0] = pc, then return addresses. Stack reads stay in [regs.sp, stack_hi);
  * stack_hi == 0 means unknown: each new page is then probed before it is read. Code and
@@ -121,6 +140,9 @@ typedef struct nts_regs {
  * number of addresses stored (>= 1 when max >= 1). */
 uint32_t nts_unwind(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
 		    uint64_t *ips, uint32_t max, nts_cfi_cache *cache);
+/* The same, saying how the walk ended in *end (enum nts_unwind_end). */
+uint32_t nts_unwind_ex(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
+		       uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
 
 /* The executable segment holding pc, or NULL (binary search; async-signal-safe). */
 const nts_modseg *nts_segment(const nts_modsnap *snap, uint64_t pc);

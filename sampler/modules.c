@@ -41,29 +41,6 @@ static int count_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the counters are the same in every entry */
 }
 
-/* Reads the .eh_frame_hdr header (LSB 3.0 "eh_frame_hdr"): version 1, then the encodings
- * of eh_frame_ptr, fde_count and the table. Only the layout every GNU linker writes is
- * accepted: fde_count udata4, table datarel|sdata4 (8-byte entries). */
-static void eh_hdr_table(const uint8_t *hdr, nts_modseg *s)
-{
-	s->eh_hdr = NULL;
-	s->table = NULL;
-	s->fde_count = 0;
-	if (!hdr || hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b)
-		return;
-	size_t ptrsz;
-	switch (hdr[1] & 0x0f) {
-	case 0x03: case 0x0b: ptrsz = 4; break;
-	case 0x00: case 0x04: case 0x0c: ptrsz = 8; break;
-	default: return;
-	}
-	uint32_t n;
-	memcpy(&n, hdr + 4 + ptrsz, 4);
-	s->eh_hdr = hdr;
-	s->table = hdr + 4 + ptrsz + 4;
-	s->fde_count = n;
-}
-
 static void build_id_hex(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, char out[65])
 {
 	const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
@@ -118,6 +95,17 @@ static int build_cb(struct dl_phdr_info *info, size_t size, void *data)
 		else if (ph->p_type == PT_NOTE && !bid[0])
 			build_id_hex(info, ph, bid);
 	}
+	/* the window of CFI reads: the readable PT_LOAD segment holding .eh_frame_hdr */
+	uint64_t win_lo = 0, win_hi = 0;
+	for (int i = 0; eh && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && eh->p_vaddr >= ph->p_vaddr &&
+		    eh->p_vaddr - ph->p_vaddr < ph->p_memsz) {
+			win_lo = info->dlpi_addr + ph->p_vaddr;
+			win_hi = win_lo + ph->p_memsz;
+			break;
+		}
+	}
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -158,7 +146,8 @@ static int build_cb(struct dl_phdr_info *info, size_t size, void *data)
 		s->lo = m->base;
 		s->hi = m->base + m->size;
 		s->module = (uint32_t)ml->n;
-		eh_hdr_table(eh ? (const uint8_t *)(info->dlpi_addr + eh->p_vaddr) : NULL, s);
+		nts_eh_hdr_parse(eh ? (const uint8_t *)(info->dlpi_addr + eh->p_vaddr) : NULL,
+				 win_lo, win_hi, s);
 		ml->n++;
 	}
 	return 0;

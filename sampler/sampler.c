@@ -18,6 +18,12 @@
  * and its sample counts as dropped. The handlers' records are drained at the start of the
  * next wake-up, sorted by time, and written (drain.c).
  *
+ * The end of the process: exit() runs the destructor, which finalizes the environment
+ * session; _exit/_Exit are interposed to do the same; when the main thread ended with
+ * pthread_exit and every other thread has ended, the sampler thread (which would keep the
+ * process alive for ever) finalizes and exits as glibc does. With NETTRACE_FOLLOW=1 a
+ * forked or exec'd child records into a file of its own (child_path).
+ *
  * Locking: rt.mu serialises everything but the handler and the samplepoint fast path.
  * The sampler thread holds it except while sleeping.
  * Not here: the handler (signal.c), unwinding (unwind.c), schedules (schedule.c), the
@@ -36,6 +42,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -123,6 +130,11 @@ typedef struct nts_runtime {
 	uint64_t warnings;
 	/* environment session (LD_PRELOAD) */
 	nts_session *env_sess;
+	int env_follow;        /* NETTRACE_FOLLOW=1: child processes record too */
+	int env_child;         /* this process records as a child of the recorded one */
+	char env_path[4096];   /* the environment session's file (reports name it) */
+	int only_sampler;      /* the last sweep found no live thread but the sampler's */
+	int main_gone;         /* the main thread has ended (pthread_exit), others run */
 	int env_status_fd;
 	int env_control_fd;
 	_Atomic int env_signal;
@@ -586,6 +598,23 @@ static void slot_retire(uint32_t pos)
 	rt.free_slots[rt.nfree++] = idx;
 }
 
+/* 1 when the main thread has ended (a zombie until the whole process ends). */
+static int main_is_zombie(void)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)nts_g.pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 /* Lists the process's threads; creates slots for new ones and retires the ones gone. */
 static void sweep(void)
 {
@@ -599,12 +628,28 @@ static void sweep(void)
 	uint64_t gen = ++rt.sweep_gen;
 	uint64_t over = 0;
 	struct dirent *de;
+	unsigned others = 0;
+	int main_listed = 0;
 	while ((de = readdir(rt.task_dir)) != NULL) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
 		if (tid <= 0 || tid == rt.sampler_tid)
 			continue;
+		if (tid == nts_g.pid) {
+			/* an ended main thread stays listed (a zombie) while others run; a
+			 * signal to it stays pending for ever: it is no longer sampled */
+			main_listed = 1;
+			if (rt.main_gone)
+				continue;
+			long mi = map_get(tid);
+			if (mi >= 0 && atomic_load(&nts_g.slots[mi].pending) && main_is_zombie()) {
+				rt.main_gone = 1;
+				continue;
+			}
+		} else {
+			others++;
+		}
 		long idx = map_get(tid);
 		nts_slot *t = idx >= 0 ? &nts_g.slots[idx] : slot_new(tid);
 		if (!t) {
@@ -614,6 +659,12 @@ static void sweep(void)
 		t->seen_sweep = gen;
 	}
 	rt.over_threads = over;
+	/* The main thread ended with pthread_exit and every other thread has ended too: the
+	 * process would wait for the sampler thread for ever (glibc exits when its last
+	 * thread ends, and ours is one); the sampler thread finishes it (sampler_main). The
+	 * main thread's state is read only while a request to it is pending (a zombie never
+	 * answers), not at every sweep. */
+	rt.only_sampler = others == 0 && (!main_listed || rt.main_gone);
 	for (uint32_t i = 0; i < rt.nactive;) {
 		nts_slot *t = &nts_g.slots[rt.active[i]];
 		if (t->seen_sweep != gen)
@@ -942,6 +993,7 @@ static void charge_sampler_cpu(void)
 
 static void handle_env_signal(void);
 static void handle_env_control(void);
+static void env_finalize(void);
 
 static void *sampler_main(void *arg)
 {
@@ -1018,6 +1070,14 @@ static void *sampler_main(void *arg)
 			rd->now = now;
 			take_round(now, due, rd);
 		}
+		if (rt.only_sampler && rt.mode == NTS_MODE_SIGNAL) {
+			/* as glibc does when the last thread ends: exit(0), which runs the
+			 * program's atexit handlers and our destructor (it finalizes every
+			 * session; joining this thread from itself fails at once) */
+			env_finalize();
+			pthread_mutex_unlock(&rt.mu);
+			exit(0);
+		}
 		int flushing = 0;
 		for (uint64_t m = rt.sched_mask; m && !flushing; m &= m - 1)
 			flushing = rt.sess[__builtin_ctzll(m)]->next_flush_ns <= now + DUE_SLACK_NS;
@@ -1076,8 +1136,20 @@ static void atfork_parent(void)
 
 /* The child has one thread and no sampler thread: it does not inherit the sampler. Its
  * copies of the session files are closed without writing (the parent owns the files). */
+static void env_start_child(void);
+
 static void atfork_child(void)
 {
+	int had_env = rt.env_sess != NULL;
+	if (had_env && rt.env_status_fd >= 0 && !rt.env_follow) {
+		/* nettrace-record says how many processes were not recorded */
+		char buf[32];
+		int n = snprintf(buf, sizeof buf, "fork %d\n", (int)getpid());
+		if (n > 0) {
+			ssize_t w = write(rt.env_status_fd, buf, (size_t)n);
+			(void)w;
+		}
+	}
 	pthread_mutex_init(&rt.mu, NULL);
 	atomic_store(&nts_g.active, 0);
 	nts_g.pid = getpid();
@@ -1092,9 +1164,10 @@ static void atfork_child(void)
 	}
 	rt.live_mask = rt.sched_mask = 0;
 	rt.env_sess = NULL;
-	if (rt.env_status_fd >= 0)
+	if (rt.env_status_fd >= 0 && !(had_env && rt.env_follow))
 		close(rt.env_status_fd);
-	rt.env_status_fd = -1;
+	if (!(had_env && rt.env_follow))
+		rt.env_status_fd = -1;
 	if (rt.env_control_fd >= 0)
 		close(rt.env_control_fd);
 	rt.env_control_fd = -1;
@@ -1113,7 +1186,11 @@ static void atfork_child(void)
 	rt.have_thread = 0;
 	rt.started = 0;
 	rt.stop_req = 0;
+	rt.only_sampler = 0;
+	rt.main_gone = 0;
 	nts_sp_sessions_changed(0);
+	if (had_env && rt.env_follow)
+		env_start_child(); /* --follow-children: the child records into its own file */
 }
 
 static int alloc_shared(const nts_opts *o, nt_error *err)
@@ -1684,17 +1761,25 @@ static void env_status(const char *fmt, ...)
 	}
 }
 
+/* The report of how the environment session ended, one line on the status pipe: "ok ..."
+ * or "error MESSAGE"; a child process (--follow-children) prefixes "child PID " and ends
+ * the line with " path=FILE". */
 static void env_report_close(int rc, const nts_stats *st, const nt_error *err)
 {
+	char who[32] = "";
+	if (rt.env_child)
+		snprintf(who, sizeof who, "child %d ", (int)getpid());
 	if (rc)
-		env_status("error %s\n", err->msg);
+		env_status("%serror %s%s%s\n", who, err->msg, rt.env_child ? " path=" : "",
+			   rt.env_child ? rt.env_path : "");
 	else
-		env_status("ok samples=%" PRIu64 " rounds=%" PRIu64 " dropped=%" PRIu64
+		env_status("%sok samples=%" PRIu64 " rounds=%" PRIu64 " dropped=%" PRIu64
 			   " late=%" PRIu64 " missed=%" PRIu64 " hz=%.3f handler_ns=%" PRIu64
-			   " sampler_ns=%" PRIu64 " unloads=%" PRIu64 "\n",
-			   st->samples, st->rounds, st->dropped, st->late, st->missed,
+			   " sampler_ns=%" PRIu64 " unloads=%" PRIu64 "%s%s\n",
+			   who, st->samples, st->rounds, st->dropped, st->late, st->missed,
 			   st->realized_hz, st->handler_cpu_ns, st->sampler_cpu_ns,
-			   (uint64_t)atomic_load(&nts_g.unload_end));
+			   (uint64_t)atomic_load(&nts_g.unload_end), rt.env_child ? " path=" : "",
+			   rt.env_child ? rt.env_path : "");
 }
 
 /* SIGINT/SIGTERM while the environment session records: the handler only wakes the
@@ -1806,33 +1891,24 @@ static int env_u64(const char *name, uint64_t *out)
 	return 1;
 }
 
-__attribute__((constructor)) static void nts_env_start(void)
+/* The file of a child process (--follow-children): the recorded process's OUTPUT with the
+ * child's pid before a ".nettrace" suffix ("out.nettrace" -> "out.PID.nettrace"), or after
+ * the name when it has no such suffix ("out" -> "out.PID"). */
+static int child_path(const char *path, pid_t pid, char *out, size_t len)
 {
-	const char *path = getenv("NETTRACE_OUTPUT");
-	if (!path || !*path)
-		return;
-	uint64_t pid;
-	int have_pid = env_u64("NETTRACE_PID", &pid) == 1;
-	if (have_pid && pid != (uint64_t)getpid())
-		return; /* a descendant of the recorded process */
-	if (!have_pid) {
-		/* children that exec inherit the environment: they must not write this file
-		 * too (an exec in this process keeps the pid, and records again) */
-		char buf[32];
-		snprintf(buf, sizeof buf, "%ld", (long)getpid());
-		setenv("NETTRACE_PID", buf, 1);
-	}
-	uint64_t fd;
-	if (env_u64("NETTRACE_STATUS_FD", &fd) == 1 && fd > 2 && fd < 65536 &&
-	    fcntl((int)fd, F_GETFD) >= 0) {
-		/* kept across exec: a new program image (same pid) reports again */
-		rt.env_status_fd = (int)fd;
-	}
-	if (env_u64("NETTRACE_CONTROL_FD", &fd) == 1 && fd > 2 && fd < 65536 &&
-	    fcntl((int)fd, F_GETFD) >= 0) {
-		rt.env_control_fd = (int)fd;
-		fcntl(rt.env_control_fd, F_SETFL, fcntl(rt.env_control_fd, F_GETFL) | O_NONBLOCK);
-	}
+	size_t n = strlen(path), sl = strlen(".nettrace");
+	int k;
+	if (n > sl && strcmp(path + n - sl, ".nettrace") == 0)
+		k = snprintf(out, len, "%.*s.%d.nettrace", (int)(n - sl), path, (int)pid);
+	else
+		k = snprintf(out, len, "%s.%d", path, (int)pid);
+	return k > 0 && (size_t)k < len ? 0 : -1;
+}
+
+/* Opens the environment session on path with the settings of the NETTRACE_* variables
+ * and installs the SIGINT/SIGTERM handlers that finalize it. */
+static void env_open(const char *path)
+{
 	nts_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;
@@ -1862,6 +1938,7 @@ __attribute__((constructor)) static void nts_env_start(void)
 		so.schedule = NTS_SCHED_POISSON;
 	if (env_u64("NETTRACE_SEED", &v) == 1)
 		so.seed = v;
+	snprintf(rt.env_path, sizeof rt.env_path, "%s", path);
 	nt_error err;
 	nt_error_clear(&err);
 	int rc = nts_start(&o, &err);
@@ -1869,9 +1946,13 @@ __attribute__((constructor)) static void nts_env_start(void)
 		rc = nts_session_open(&rt.env_sess, &so, &err);
 	if (rc) {
 		env_log(NULL, err.msg);
-		env_status("error %s\n", err.msg);
+		nts_stats st;
+		memset(&st, 0, sizeof st);
+		env_report_close(rc, &st, &err);
 		return;
 	}
+	if (rt.env_child)
+		env_status("child %d start path=%s\n", (int)getpid(), path);
 	int sigs[] = {SIGINT, SIGTERM};
 	for (size_t i = 0; i < 2; i++) {
 		struct sigaction old, sa;
@@ -1895,10 +1976,88 @@ __attribute__((constructor)) static void nts_env_start(void)
 	}
 }
 
-/* At exit() (or unload): the environment session is finalized and reported, then
- * whatever the program left open is closed, so its files end properly. A forked child
- * has no sampler (atfork_child) and does nothing here. */
-__attribute__((destructor)) static void nts_env_stop(void)
+/* A forked child of a recorded process with --follow-children (atfork_child, after the
+ * parent's state is dropped): a session of its own, in its own file. */
+static void env_start_child(void)
+{
+	const char *path = getenv("NETTRACE_OUTPUT");
+	char cp[4096];
+	if (!path || !*path || child_path(path, getpid(), cp, sizeof cp))
+		return;
+	rt.env_child = 1;
+	env_open(cp);
+}
+
+/* The status pipe of nettrace-record: NETTRACE_STATUS_FD, when that descriptor is open
+ * and, if NETTRACE_STATUS_ID ("DEV:INODE") is set, still the same pipe (a descendant may
+ * have reused the number). -1 otherwise. */
+static int status_fd_env(void)
+{
+	uint64_t fd;
+	if (env_u64("NETTRACE_STATUS_FD", &fd) != 1 || fd <= 2 || fd >= 65536 ||
+	    fcntl((int)fd, F_GETFD) < 0)
+		return -1;
+	const char *id = getenv("NETTRACE_STATUS_ID");
+	if (id && *id) {
+		struct stat sb;
+		char want[64];
+		if (fstat((int)fd, &sb) != 0)
+			return -1;
+		snprintf(want, sizeof want, "%llu:%llu", (unsigned long long)sb.st_dev,
+			 (unsigned long long)sb.st_ino);
+		if (strcmp(want, id) != 0)
+			return -1;
+	}
+	return (int)fd;
+}
+
+__attribute__((constructor)) static void nts_env_start(void)
+{
+	const char *path = getenv("NETTRACE_OUTPUT");
+	if (!path || !*path)
+		return;
+	uint64_t v;
+	rt.env_follow = env_u64("NETTRACE_FOLLOW", &v) == 1 && v == 1;
+	uint64_t pid;
+	int have_pid = env_u64("NETTRACE_PID", &pid) == 1;
+	char cp[4096];
+	if (have_pid && pid != (uint64_t)getpid()) {
+		/* a descendant of the recorded process (it exec'd): recorded into its own file
+		 * with --follow-children, else not at all, and said so on the status pipe when
+		 * its descriptor is still that pipe (posix_spawn runs no fork handlers) */
+		if (!rt.env_follow || child_path(path, getpid(), cp, sizeof cp)) {
+			int sfd = status_fd_env();
+			if (sfd >= 0)
+				dprintf(sfd, "fork %d\n", (int)getpid());
+			return;
+		}
+		rt.env_child = 1;
+		path = cp;
+	}
+	if (!have_pid) {
+		/* children that exec inherit the environment: they must not write this file
+		 * too (an exec in this process keeps the pid, and records again) */
+		char buf[32];
+		snprintf(buf, sizeof buf, "%ld", (long)getpid());
+		setenv("NETTRACE_PID", buf, 1);
+	}
+	/* kept across exec: a new program image (same pid) reports again */
+	rt.env_status_fd = status_fd_env();
+	uint64_t fd;
+	if (!rt.env_child && env_u64("NETTRACE_CONTROL_FD", &fd) == 1 && fd > 2 && fd < 65536 &&
+	    fcntl((int)fd, F_GETFD) >= 0) {
+		rt.env_control_fd = (int)fd;
+		fcntl(rt.env_control_fd, F_SETFL, fcntl(rt.env_control_fd, F_GETFL) | O_NONBLOCK);
+	}
+	env_open(path);
+}
+
+/* Finalizes and reports the environment session, then closes whatever the program left
+ * open, so its files end properly. wait_ns > 0: give up (leave the files as their last
+ * flush left them) if the lock is not free within that time (an _exit from a signal
+ * handler that interrupted a thread holding it). A forked child has no sampler
+ * (atfork_child) unless it records with --follow-children. */
+static void env_stop(uint64_t wait_ns)
 {
 	nts_stats st;
 	nt_error err;
@@ -1906,7 +2065,19 @@ __attribute__((destructor)) static void nts_env_stop(void)
 	memset(&st, 0, sizeof st);
 	int have = 0, rc = 0;
 	nts_guard++;
-	pthread_mutex_lock(&rt.mu);
+	if (wait_ns) {
+		uint64_t t0 = nts_now();
+		while (pthread_mutex_trylock(&rt.mu) != 0) {
+			if (nts_now() - t0 > wait_ns) {
+				nts_guard--;
+				return;
+			}
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	} else {
+		pthread_mutex_lock(&rt.mu);
+	}
 	nts_session *s = rt.env_sess;
 	if (s && s->owner_pid == getpid()) {
 		rc = session_close_locked(s, &st, &err);
@@ -1917,4 +2088,53 @@ __attribute__((destructor)) static void nts_env_stop(void)
 	if (have)
 		env_report_close(rc, &st, &err);
 	nts_stop(NULL);
+}
+
+/* At exit() (or unload). */
+__attribute__((destructor)) static void nts_env_stop(void)
+{
+	env_stop(0);
+}
+
+/* _exit and _Exit end the process without atexit handlers or destructors (shells and
+ * forked children end so): interposed like dlclose, they finalize the recording first.
+ * Not in a vfork child, which shares the parent's memory (its pid differs from the one
+ * the sampler runs in), nor when the calling thread is inside the sampler (a signal
+ * handler that interrupted it). A raw exit_group system call cannot be caught: the file
+ * then ends at its last flush (every NTS_DEFAULT_FLUSH_MS). */
+#define EXIT_LOCK_WAIT_NS 1000000000u
+typedef void (*exit_fn)(int);
+
+static void exit_common(void)
+{
+	if (!nts_guard && rt.started && (pid_t)syscall(SYS_getpid) == nts_g.pid)
+		env_stop(EXIT_LOCK_WAIT_NS);
+}
+
+void exit_u(int status) __attribute__((noreturn));
+__asm__(".symver exit_u, _exit@@GLIBC_2.2.5");
+NTS_API void exit_u(int status)
+{
+	static exit_fn real;
+	exit_common();
+	if (!real)
+		real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void exit_U(int status) __attribute__((noreturn));
+__asm__(".symver exit_U, _Exit@@GLIBC_2.2.5");
+NTS_API void exit_U(int status)
+{
+	static exit_fn real;
+	exit_common();
+	if (!real)
+		real = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
 }

@@ -134,6 +134,8 @@ void profile_args_free(profile_args *a)
 	free(a->threads);
 	nt_rules_free(a->rules);
 	nt_subsystems_free(a->subsystems);
+	free(a->symbols);
+	a->symbols = NULL;
 	a->threads = NULL;
 	a->rules = NULL;
 	a->subsystems = NULL;
@@ -255,6 +257,23 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	case OPT_PER_THREAD:
 		a->fopts.per_thread = 1;
 		return 1;
+	case OPT_SYMBOLS: {
+		size_t ol = a->symbols ? strlen(a->symbols) : 0, al = strlen(arg);
+		if (!al || strchr(arg, ':')) {
+			tool_usage_error(t, "bad --symbols directory '%s'", arg);
+			return -EXIT_USAGE;
+		}
+		char *ns = realloc(a->symbols, ol + al + 2);
+		if (!ns) {
+			fprintf(stderr, "%s: out of memory\n", t->prog);
+			return -EXIT_SYSTEM;
+		}
+		if (ol)
+			ns[ol++] = ':';
+		memcpy(ns + ol, arg, al + 1);
+		a->symbols = ns;
+		return 1;
+	}
 	case OPT_THREAD:
 		return parse_threads(t, a, arg);
 	case OPT_RANGE:
@@ -396,6 +415,26 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		if (strcmp(files[i], "-") == 0 && stdin_used++)
 			return tool_usage_error(t, "standard input ('-') given more than once");
 	tool_progress pg;
+	/* --symbols first, then NETTRACE_SYMBOL_PATH */
+	const char *env = getenv("NETTRACE_SYMBOL_PATH");
+	if (env && *env) {
+		size_t ol = a->symbols ? strlen(a->symbols) : 0, el = strlen(env);
+		char *ns = realloc(a->symbols, ol + el + 2);
+		if (!ns) {
+			fprintf(stderr, "%s: out of memory\n", t->prog);
+			return EXIT_SYSTEM;
+		}
+		if (ol)
+			ns[ol++] = ':';
+		memcpy(ns + ol, env, el + 1);
+		a->symbols = ns;
+	}
+	if (a->symbols && !a->popts.native) {
+		memset(&a->nopts, 0, sizeof a->nopts);
+		a->nopts.sz = sizeof a->nopts;
+		a->nopts.symbol_path = a->symbols;
+		a->popts.native = &a->nopts;
+	}
 	nt_profile_opts po = a->popts;
 	po.progress_fn = tool_progress_update;
 	po.progress_ctx = &pg;
@@ -452,6 +491,21 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 					 m.name ? m.name : "module");
 				tool_warn(t, nt_profile_session(p, i)->name, NT_NO_OFFSET, msg);
 			}
+		}
+	}
+	/* Managed modules whose frames lack lines for a reason worth saying: a PDB that is
+	 * not the one of the trace, or a malformed one (a missing PDB is the norm for the
+	 * framework's assemblies). */
+	for (size_t i = 0; i < nt_profile_session_count(p); i++) {
+		for (size_t k = 0; k < nt_profile_managed_module_count(p, i); k++) {
+			nt_managed_module m;
+			if (nt_profile_managed_module_at(p, i, k, &m) != 1 ||
+			    (m.status != NT_MANAGED_PDB_MISMATCH && m.status != NT_MANAGED_BAD_PDB))
+				continue;
+			char msg[1024];
+			snprintf(msg, sizeof msg, "module %s: %s: %s: its frames have no source lines",
+				 m.path, nt_managed_status_name(m.status, 1), m.message);
+			tool_warn(t, nt_profile_session(p, i)->name, NT_NO_OFFSET, msg);
 		}
 	}
 	*out = p;

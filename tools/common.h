@@ -71,8 +71,14 @@ void tool_progress_end(tool_progress *pg);
 enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
-	OPT_SUBSYSTEM_FRAME, OPT_PROFILE_LAST
+	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PROFILE_LAST
 };
+
+/* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
+ * before the directories of NETTRACE_SYMBOL_PATH (':'-separated) and the recorded paths. */
+#define TOOL_SYMBOLS_OPT                                                                   \
+	{"symbols", required_argument, OPT_SYMBOLS, "DIR",                                   \
+	 "look for .NET PDBs and assemblies in DIR (repeatable; NETTRACE_SYMBOL_PATH)"}
 
 /* Subsystem options, for the tools that show subsystems (not in TOOL_PROFILE_OPTS: each
  * tool lists the rows it documents). --subsystems turns classification on. */
@@ -109,6 +115,8 @@ typedef struct profile_args {
 	const char *rules_path;
 	nt_subsystems *subsystems; /* owned: --subsystems FILE */
 	const char *subsystems_path;
+	char *symbols;           /* owned: --symbols DIRs joined by ':' */
+	nt_native_opts nopts;    /* popts.native points here once profile_load() ran */
 } profile_args;
 
 void profile_args_init(profile_args *a);
@@ -119,7 +127,8 @@ void profile_args_free(profile_args *a);
  * line L: ...") and sets popts.subsystems; OPT_SUBSYSTEM_FRAME sets fopts.subsystem_frame
  * and popts.subsystems. */
 int profile_args_handle(tool *t, profile_args *a, int code, const char *arg);
-/* Reads every input (path or "-") into a new profile; prints reader warnings; returns 0
+/* Reads every input (path or "-") into a new profile; prints reader warnings (and why
+ * modules lack symbols or lines: a PDB that does not match or is malformed); returns 0
  * or an exit code (message printed). */
 int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile **out);
 

@@ -23,6 +23,7 @@ enum {
 
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
+	TOOL_SYMBOLS_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
@@ -297,6 +298,7 @@ static const char *nettrace_option(int code)
 	case OPT_MANAGED_ONLY: return "managed-only";
 	case OPT_NO_MODULE: return "no-module";
 	case OPT_RULES: return "rules";
+	case OPT_SYMBOLS: return "symbols";
 	default: return NULL;
 	}
 }
@@ -449,7 +451,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (timeline) {
 		/* the density of the whole selection: the root's time histogram */
-		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS};
+		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS, 0};
 		nt_tree_when_info wi;
 		nt_error terr;
 		nt_error_clear(&terr);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { OPT_LINES = OPT_PROFILE_LAST };
+
 static const tool_opt info_opts[] = {
 	{"json", no_argument, 'j', NULL,
 	 "print the summary as JSON (one object; an array for several files)"},
@@ -17,6 +19,9 @@ static const tool_opt info_opts[] = {
 	{"stacks", no_argument, 's', NULL,
 	 "with --events: also print each event's stack (leaf first)"},
 	{"limit", required_argument, 'n', "N", "with --events: stop after N events"},
+	{"lines", no_argument, OPT_LINES, NULL,
+	 "also report the source-line coverage of managed frames and why frames lack lines"},
+	TOOL_SYMBOLS_OPT,
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -28,6 +33,8 @@ typedef struct info_cfg {
 	int has_limit;      /* --limit given */
 	uint64_t limit;     /* --limit N */
 	int nfiles;         /* FILE operands (JSON: >1 -> array) */
+	int lines;          /* --lines */
+	profile_args pa;    /* --symbols, for --lines */
 } info_cfg;
 
 /* ------------------------------------------------------------------ small hash tables */
@@ -429,7 +436,10 @@ static void print_rate_json(const summary *s, const char *ind)
 	fprintf(o, "]},\n");
 }
 
-static void print_json(const summary *s, const char *ind)
+typedef struct lines_report lines_report;
+static void print_lines_json(const lines_report *lr, const char *ind);
+
+static void print_json(const summary *s, const char *ind, const lines_report *lr)
 {
 	const nt_trace_header *h = &s->hdr;
 	const nt_reader_stats *st = &s->st;
@@ -539,7 +549,10 @@ static void print_json(const summary *s, const char *ind)
 	}
 	if (s->nrows)
 		fprintf(o, "\n%s  ", ind);
-	fprintf(o, "]\n%s}", ind);
+	fprintf(o, "]");
+	if (lr)
+		print_lines_json(lr, ind);
+	fprintf(o, "\n%s}", ind);
 }
 
 /* ------------------------------------------------------------------ text summary */
@@ -662,6 +675,109 @@ static void print_text(const summary *s)
 	}
 }
 
+/* ------------------------------------------------------------------ --lines */
+
+/* Source lines of the managed frames: a profile of the file (all samples) resolves them. */
+struct lines_report {
+	nt_profile *p;
+	nt_managed_lines ml;
+};
+
+static const char *const status_key[NT_MANAGED_NSTATUS] = {
+	"line", "no_method", "no_il_map", "pdb_not_found", "pdb_mismatch", "bad_pdb",
+	"no_sequence_point", "unused",
+};
+
+static uint64_t sum_status(const uint64_t *v)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < NT_MANAGED_NSTATUS; i++)
+		n += v[i];
+	return n;
+}
+
+static void print_lines_json(const lines_report *lr, const char *ind)
+{
+	FILE *o = stdout;
+	const nt_managed_lines *m = &lr->ml;
+	fprintf(o, ",\n%s  \"managed_lines\": {\"il_maps\": %" PRIu64 ", \"code_versions\": %" PRIu64,
+		ind, m->il_maps, m->code_versions);
+	for (int k = 0; k < 3; k++) {
+		const uint64_t *v = k == 2 ? m->frames : k ? m->pdb_leaf : m->leaf;
+		fprintf(o, ",\n%s    \"%s\": {\"total\": %" PRIu64, ind,
+			k == 2 ? "frames" : k ? "samples_with_pdb" : "samples", sum_status(v));
+		for (int i = 0; i < NT_MANAGED_UNUSED; i++)
+			fprintf(o, ", \"%s\": %" PRIu64, status_key[i], v[i]);
+		fprintf(o, "}");
+	}
+	fprintf(o, ",\n%s    \"modules\": [", ind);
+	int first = 1;
+	for (size_t si = 0; si < nt_profile_session_count(lr->p); si++)
+		for (size_t i = 0; i < nt_profile_managed_module_count(lr->p, si); i++) {
+			nt_managed_module mm;
+			if (nt_profile_managed_module_at(lr->p, si, i, &mm) != 1 || !mm.lookups)
+				continue;
+			fprintf(o, "%s\n%s      {\"path\": ", first ? "" : ",", ind);
+			json_str(o, mm.path);
+			fprintf(o, ", \"status\": ");
+			json_str(o, nt_managed_status_name(mm.status, 1));
+			fprintf(o, ", \"frames\": %" PRIu64 ", \"lines\": %" PRIu64 ", \"pdb\": ",
+				mm.lookups, mm.lines);
+			json_str(o, mm.pdb_path);
+			fprintf(o, ", \"pdb_id\": ");
+			json_str(o, mm.pdb_id);
+			fprintf(o, ", \"message\": ");
+			json_str(o, mm.message);
+			fprintf(o, "}");
+			first = 0;
+		}
+	fprintf(o, "%s]}", first ? "" : "\n    ");
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void print_lines_text(const lines_report *lr)
+{
+	const nt_managed_lines *m = &lr->ml;
+	uint64_t ns = sum_status(m->leaf), nf = sum_status(m->frames);
+	printf("\nManaged lines:     %" PRIu64 " of %" PRIu64
+	       " samples (%.1f%%) have a line at their innermost managed frame; %" PRIu64
+	       " of %" PRIu64 " managed frames (%.1f%%)\n",
+	       m->leaf[NT_MANAGED_LINE], ns, pct(m->leaf[NT_MANAGED_LINE], ns),
+	       m->frames[NT_MANAGED_LINE], nf, pct(m->frames[NT_MANAGED_LINE], nf));
+	uint64_t np = sum_status(m->pdb_leaf);
+	printf("With PDBs:         %" PRIu64 " of %" PRIu64
+	       " samples (%.1f%%) in code whose PDB was read have a line there\n",
+	       m->pdb_leaf[NT_MANAGED_LINE], np, pct(m->pdb_leaf[NT_MANAGED_LINE], np));
+	printf("IL maps:           %" PRIu64 " events for %" PRIu64 " code versions%s\n", m->il_maps,
+	       m->code_versions,
+	       m->il_maps ? "" : " (record with the runtime keyword 0x20000 for lines)");
+	if (nf > m->frames[NT_MANAGED_LINE]) {
+		printf("Frames without:   ");
+		for (int i = 1; i < NT_MANAGED_UNUSED; i++)
+			if (m->frames[i])
+				printf(" %s %" PRIu64 " (%.1f%%);", nt_managed_status_name(i, 0), m->frames[i],
+				       pct(m->frames[i], nf));
+		printf("\n");
+	}
+	for (size_t si = 0; si < nt_profile_session_count(lr->p); si++)
+		for (size_t i = 0; i < nt_profile_managed_module_count(lr->p, si); i++) {
+			nt_managed_module mm;
+			if (nt_profile_managed_module_at(lr->p, si, i, &mm) != 1 || !mm.lookups)
+				continue;
+			printf("  module %s: %s, %" PRIu64 " of %" PRIu64 " frames with lines", mm.name,
+			       nt_managed_status_name(mm.status, 1), mm.lines, mm.lookups);
+			if (mm.pdb_path[0])
+				printf(", PDB %s", mm.pdb_path);
+			if (mm.message[0])
+				printf(" (%s)", mm.message);
+			printf("\n");
+		}
+}
+
 /* ------------------------------------------------------------------ per file */
 
 /* Opens file; on failure prints the error and returns its exit code (then *out is NULL). */
@@ -740,17 +856,33 @@ static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *p
 {
 	summary s;
 	memset(&s, 0, sizeof s);
+	lines_report lr, *lrp = NULL;
+	memset(&lr, 0, sizeof lr);
 	if (collect(t, file, &s) == 0) {
+		if (cfg->lines) {
+			char *files[1] = {(char *)file};
+			nt_error err;
+			nt_error_clear(&err);
+			fflush(stdout);
+			if (profile_load(t, (profile_args *)&cfg->pa, files, 1, &lr.p) == 0) {
+				if (nt_profile_managed_lines(lr.p, SIZE_MAX, &lr.ml, &err))
+					tool_error(t, file, &err);
+				else
+					lrp = &lr;
+			}
+		}
 		if (cfg->json) {
 			if (cfg->nfiles > 1)
 				printf("%s\n", *printed ? "," : "");
-			print_json(&s, cfg->nfiles > 1 ? "  " : "");
+			print_json(&s, cfg->nfiles > 1 ? "  " : "", lrp);
 			if (cfg->nfiles == 1)
 				printf("\n");
 		} else {
 			if (*printed)
 				printf("\n");
 			print_text(&s);
+			if (lrp)
+				print_lines_text(lrp);
 		}
 		(*printed)++;
 		/* stdout first, so the warning follows the data it qualifies */
@@ -759,6 +891,7 @@ static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *p
 			tool_warn(t, file, s.warning_offset, s.warning);
 	}
 	summary_free(&s);
+	nt_profile_free(lr.p);
 }
 
 /* ------------------------------------------------------------------ --events */
@@ -848,6 +981,7 @@ int main(int argc, char **argv)
 		  info_opts, 0, 0};
 	info_cfg cfg;
 	memset(&cfg, 0, sizeof cfg);
+	profile_args_init(&cfg.pa);
 	struct option *lo;
 	char *so;
 	tool_getopt_tables(&t, &lo, &so);
@@ -872,6 +1006,13 @@ int main(int argc, char **argv)
 							optarg);
 			cfg.has_limit = 1;
 			break;
+		case OPT_LINES: cfg.lines = 1; break;
+		case OPT_SYMBOLS: {
+			int r = profile_args_handle(&t, &cfg.pa, c, optarg);
+			if (r < 0)
+				return -r;
+			break;
+		}
 		case 'h': tool_help(&t); return tool_finish(&t);
 		case 'V': tool_version(&t); return tool_finish(&t);
 		case ':':
@@ -897,6 +1038,11 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		return tool_usage_error(&t, "missing FILE operand");
 	cfg.nfiles = argc - optind;
+	if (cfg.lines && cfg.events)
+		return tool_usage_error(&t, "--lines and --events cannot be combined");
+	for (int i = optind; cfg.lines && i < argc; i++)
+		if (strcmp(argv[i], "-") == 0)
+			return tool_usage_error(&t, "--lines reads its file twice: not standard input");
 
 	size_t printed = 0;
 	if (cfg.json && cfg.nfiles > 1)
@@ -912,5 +1058,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.json && cfg.nfiles > 1)
 		printf("%s]\n", printed ? "\n" : "");
-	return tool_finish(&t);
+	int ec = tool_finish(&t);
+	profile_args_free(&cfg.pa);
+	return ec;
 }

@@ -12,9 +12,15 @@
  * a control pipe, which the sampler thread watches), waits for its report, then passes the
  * signal on to CMD. (A terminal's ^C reaches CMD directly too: the library then finalizes
  * the file before CMD dies of it, when CMD left SIGINT at its default action.) A second
- * signal sends SIGTERM, a third SIGKILL. Exit status: 0 when the trace was finalized
- * (CMD's own status is reported on stderr), 1 usage, 3 when no complete trace was
- * written (CMD could not run, did not load the sampler, or was killed too early). */
+ * signal sends SIGTERM, a third SIGKILL.
+ *
+ * The output is opened before CMD runs (an unwritable one is refused at once). The
+ * library reports on the status pipe, which is read while CMD runs: the recorded
+ * process's end, and its children (counted when not recorded; with --follow-children
+ * each records into FILE with its pid before ".nettrace" and reports its own end).
+ * Exit status: CMD's (its exit code, or 128 + the signal that killed it) when the trace
+ * was finalized, 1 usage, 3 when no complete trace was written (unwritable output, CMD
+ * could not run, did not load the sampler, or ended without finalizing it). */
 #include "config.h" /* _GNU_SOURCE: fork, sigaction, setenv, strsignal */
 
 #include "common.h"
@@ -23,6 +29,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +54,7 @@ enum {
 	OPT_SAMPLEPOINT,
 	OPT_SIGNAL,
 	OPT_DEPTH,
+	OPT_FOLLOW,
 };
 
 static const tool_opt record_opts[] = {
@@ -63,6 +72,8 @@ static const tool_opt record_opts[] = {
 	 "real-time signal number to sample with (default: the highest free one)"},
 	{"depth", required_argument, OPT_DEPTH, "N", "frames kept per sample (default 128, at most "
 						     "1024)"},
+	{"follow-children", no_argument, OPT_FOLLOW, NULL,
+	 "record CMD's child processes too, each into OUTPUT with its pid before '.nettrace'"},
 	{"quiet", no_argument, OPT_QUIET, NULL, "no summary line on stderr"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
@@ -125,7 +136,7 @@ static int find_preload(char *out, size_t len)
 typedef struct rec_cfg {
 	const char *output;
 	const char *freq, *interval, *seed, *signo, *depth;
-	int poisson, samplepoint, quiet;
+	int poisson, samplepoint, quiet, follow;
 } rec_cfg;
 
 /* In the child: the environment for the library, then exec. Never returns. */
@@ -156,6 +167,17 @@ static void run_child(const rec_cfg *c, const char *preload, int status_fd, int 
 	setenv("NETTRACE_STATUS_FD", buf, 1);
 	snprintf(buf, sizeof buf, "%d", control_fd);
 	setenv("NETTRACE_CONTROL_FD", buf, 1);
+	struct stat sb;
+	if (fstat(status_fd, &sb) == 0) {
+		/* which pipe the descriptor is: a descendant may reuse the number */
+		snprintf(buf, sizeof buf, "%llu:%llu", (unsigned long long)sb.st_dev,
+			 (unsigned long long)sb.st_ino);
+		setenv("NETTRACE_STATUS_ID", buf, 1);
+	}
+	if (c->follow)
+		setenv("NETTRACE_FOLLOW", "1", 1);
+	else
+		unsetenv("NETTRACE_FOLLOW");
 	const char *old = getenv("LD_PRELOAD");
 	size_t need = strlen(preload) + (old ? strlen(old) + 2 : 1);
 	char *pre = malloc(need);
@@ -169,31 +191,108 @@ static void run_child(const rec_cfg *c, const char *preload, int status_fd, int 
 	_exit(127);
 }
 
-/* What the library (or the child before exec) reported, accumulated over the run. */
-static char status_buf[8192];
-static size_t status_len;
+/* What the library (or the child before exec) reports on the status pipe, one line each:
+ *   ok samples=N ... | error MESSAGE | exec ERRNO     the recorded process (the last image)
+ *   fork PID                                        a child process that is not recorded
+ *   child PID start path=FILE                        a child recorded (--follow-children)
+ *   child PID ok samples=N ... path=FILE | child PID error MESSAGE path=FILE
+ * Read while CMD runs (many children would fill the pipe) and at the end. */
+typedef struct rec_state {
+	char line[8192];
+	size_t len;
+	char last[1024];       /* the last line about the recorded process */
+	unsigned long forks;   /* children not recorded */
+	int *started;          /* children recording, not yet reported */
+	char **started_path;
+	size_t nstarted, capstarted;
+	unsigned long children_ok, children_bad;
+	int quiet;
+	const char *prog;
+} rec_state;
 
-static void read_status(int fd)
+static uint64_t field_u64(const char *line, const char *key)
 {
-	ssize_t r;
-	while (status_len < sizeof status_buf - 1 &&
-	       (r = read(fd, status_buf + status_len, sizeof status_buf - 1 - status_len)) > 0)
-		status_len += (size_t)r;
-	status_buf[status_len] = 0;
+	const char *p = strstr(line, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* The last complete "ok", "error" or "exec" line (an exec'ed image reports again). */
-static void last_status(char *last, size_t len)
+static void child_line(rec_state *rs, const char *l)
 {
-	last[0] = 0;
-	const char *p = status_buf;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		if (!nl)
-			break;
-		if (!strncmp(p, "ok ", 3) || !strncmp(p, "error ", 6) || !strncmp(p, "exec ", 5))
-			snprintf(last, len, "%.*s", (int)(nl - p), p);
-		p = nl + 1;
+	char *end;
+	long pid = strtol(l, &end, 10);
+	if (end == l || *end != ' ')
+		return;
+	const char *what = end + 1;
+	const char *pp = strstr(what, " path=");
+	const char *path = pp ? pp + 6 : "";
+	size_t i;
+	for (i = 0; i < rs->nstarted && rs->started[i] != (int)pid; i++)
+		;
+	if (strncmp(what, "start ", 6) == 0) {
+		if (i < rs->nstarted)
+			return; /* an exec'd image of a child already recording */
+		if (rs->nstarted == rs->capstarted) {
+			size_t nc = rs->capstarted ? 2 * rs->capstarted : 16;
+			int *np = realloc(rs->started, nc * sizeof *np);
+			if (!np)
+				return;
+			rs->started = np;
+			char **nq = realloc(rs->started_path, nc * sizeof *nq);
+			if (!nq)
+				return;
+			rs->started_path = nq;
+			rs->capstarted = nc;
+		}
+		rs->started_path[rs->nstarted] = strdup(what + 11);
+		rs->started[rs->nstarted++] = (int)pid;
+		return;
+	}
+	if (i < rs->nstarted) {
+		free(rs->started_path[i]);
+		rs->started[i] = rs->started[rs->nstarted - 1];
+		rs->started_path[i] = rs->started_path[rs->nstarted - 1];
+		rs->nstarted--;
+	}
+	if (strncmp(what, "ok ", 3) == 0) {
+		rs->children_ok++;
+		if (!rs->quiet)
+			fprintf(stderr, "%s: child %ld: %" PRIu64 " samples, file complete: %s\n",
+				rs->prog, pid, field_u64(what, "samples="), path);
+	} else if (strncmp(what, "error ", 6) == 0) {
+		rs->children_bad++;
+		fprintf(stderr, "%s: child %ld: %s: %.*s\n", rs->prog, pid, path,
+			(int)(pp ? pp - (what + 6) : (ptrdiff_t)strlen(what + 6)), what + 6);
+	}
+}
+
+static void status_line(rec_state *rs, const char *l)
+{
+	if (!strncmp(l, "ok ", 3) || !strncmp(l, "error ", 6) || !strncmp(l, "exec ", 5))
+		snprintf(rs->last, sizeof rs->last, "%s", l);
+	else if (!strncmp(l, "fork ", 5))
+		rs->forks++;
+	else if (!strncmp(l, "child ", 6))
+		child_line(rs, l + 6);
+}
+
+static void read_status(rec_state *rs, int fd)
+{
+	for (;;) {
+		if (rs->len == sizeof rs->line - 1)
+			rs->len = 0; /* a line this long is not ours */
+		ssize_t r = read(fd, rs->line + rs->len, sizeof rs->line - 1 - rs->len);
+		if (r <= 0)
+			return;
+		rs->len += (size_t)r;
+		rs->line[rs->len] = 0;
+		char *p = rs->line, *nl;
+		while ((nl = strchr(p, '\n')) != NULL) {
+			*nl = 0;
+			status_line(rs, p);
+			p = nl + 1;
+		}
+		rs->len = strlen(p);
+		memmove(rs->line, p, rs->len + 1);
 	}
 }
 
@@ -202,15 +301,14 @@ static void last_status(char *last, size_t len)
  * check, which may never come (a program blocked for good): 2 s, then the signal passed
  * on does the rest (the library finalizes at the next check, or CMD ends a second later
  * without it, as the signal's default action would). */
-static void request_stop(int control_fd, int status_fd, pid_t pid, int samplepoint)
+static void request_stop(rec_state *rs, int control_fd, int status_fd, pid_t pid, int samplepoint)
 {
 	ssize_t w = write(control_fd, "stop\n", 5);
 	(void)w;
-	char last[512];
+	rs->last[0] = 0;
 	for (int i = 0; i < (samplepoint ? 200 : 1000); i++) {
-		read_status(status_fd);
-		last_status(last, sizeof last);
-		if (last[0])
+		read_status(rs, status_fd);
+		if (rs->last[0])
 			return;
 		siginfo_t si; /* CMD ended? (left for the caller's waitpid to collect) */
 		memset(&si, 0, sizeof si);
@@ -221,6 +319,17 @@ static void request_stop(int control_fd, int status_fd, pid_t pid, int samplepoi
 	}
 }
 
+/* CMD's status as ours: its exit status, or 128 + the signal that killed it (as shells
+ * report it). */
+static int cmd_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SYSTEM;
+}
+
 static int record(tool *t, const rec_cfg *c, char **argv)
 {
 	char preload[PATH_MAX];
@@ -229,6 +338,16 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 			t->prog, preload);
 		return EXIT_SYSTEM;
 	}
+	/* the output must be writable before CMD runs, not found unwritable at its end */
+	struct stat ost;
+	int existed = stat(c->output, &ost) == 0;
+	int ofd = open(c->output, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (ofd < 0) {
+		fprintf(stderr, "%s: %s: cannot write the trace: %s\n", t->prog, c->output,
+			strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	close(ofd);
 	int pfd[2], cfd[2];
 	if (pipe(pfd) || pipe(cfd)) {
 		fprintf(stderr, "%s: pipe: %s\n", t->prog, strerror(errno));
@@ -261,9 +380,12 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 	}
 	close(pfd[1]);
 	close(cfd[0]);
+	static rec_state rs;
+	rs.quiet = c->quiet;
+	rs.prog = t->prog;
 	int status = 0, forwarded = 0;
 	for (;;) {
-		pid_t w = waitpid(pid, &status, 0);
+		pid_t w = waitpid(pid, &status, WNOHANG);
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
@@ -274,33 +396,35 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 			int sig = forwarded == 0 ? (int)got_signal : forwarded == 1 ? SIGTERM : SIGKILL;
 			got_signal = 0;
 			if (forwarded++ == 0)
-				request_stop(cfd[1], pfd[0], pid, c->samplepoint);
+				request_stop(&rs, cfd[1], pfd[0], pid, c->samplepoint);
 			kill(pid, sig);
+			continue;
 		}
+		/* the status pipe, or at most 50 ms (CMD's end is noticed by waitpid) */
+		struct pollfd pf = {pfd[0], POLLIN, 0};
+		if (poll(&pf, 1, 50) > 0)
+			read_status(&rs, pfd[0]);
 	}
 	close(cfd[1]);
-	char last[512];
-	read_status(pfd[0]);
-	last_status(last, sizeof last);
-	close(pfd[0]);
+	read_status(&rs, pfd[0]);
+	const char *last = rs.last;
 	const char *cmd = argv[0];
-	if (strncmp(last, "exec ", 5) == 0) {
-		fprintf(stderr, "%s: cannot run '%s': %s\n", t->prog, cmd, strerror(atoi(last + 5)));
-		return EXIT_SYSTEM;
-	}
-	if (strncmp(last, "error ", 6) == 0) {
-		fprintf(stderr, "%s: %s: %s\n", t->prog, c->output, last + 6);
-		return EXIT_SYSTEM;
-	}
+	int result;
 	char how[128] = "";
 	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 		snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
 		snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
 			 strsignal(WTERMSIG(status)));
-	if (strncmp(last, "ok ", 3) != 0) {
+	if (strncmp(last, "exec ", 5) == 0) {
+		fprintf(stderr, "%s: cannot run '%s': %s\n", t->prog, cmd, strerror(atoi(last + 5)));
+		result = EXIT_SYSTEM;
+	} else if (strncmp(last, "error ", 6) == 0) {
+		fprintf(stderr, "%s: %s: %s\n", t->prog, c->output, last + 6);
+		result = EXIT_SYSTEM;
+	} else if (strncmp(last, "ok ", 3) != 0) {
 		struct stat st;
-		if (stat(c->output, &st) != 0)
+		if (stat(c->output, &st) != 0 || st.st_size == 0)
 			fprintf(stderr,
 				"%s: no trace written: '%s' did not load the sampler (a static or "
 				"setuid program?)%s%s\n",
@@ -310,28 +434,37 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 				"%s: %s: the trace was not finalized ('%s' %s); the blocks written "
 				"so far are readable\n",
 				t->prog, c->output, cmd, how[0] ? how : "ended without reporting");
-		return EXIT_SYSTEM;
+		if (!existed && stat(c->output, &st) == 0 && st.st_size == 0)
+			unlink(c->output); /* the file only our check made */
+		result = EXIT_SYSTEM;
+	} else {
+		if (how[0])
+			fprintf(stderr, "%s: note: '%s' %s\n", t->prog, cmd, how);
+		if (!c->quiet)
+			fprintf(stderr,
+				"%s: %" PRIu64 " samples, file complete: %s (%.1f rounds/s; %" PRIu64
+				" dropped, %" PRIu64 " missed)\n",
+				t->prog, field_u64(last, "samples="), c->output,
+				strstr(last, "hz=") ? strtod(strstr(last, "hz=") + 3, NULL) : 0.0,
+				field_u64(last, "dropped="), field_u64(last, "missed="));
+		result = cmd_status(status);
 	}
-	if (how[0])
-		fprintf(stderr, "%s: note: '%s' %s\n", t->prog, cmd, how);
-	if (!c->quiet) {
-		uint64_t samples = 0, dropped = 0, missed = 0;
-		double hz = 0;
-		const char *p;
-		if ((p = strstr(last, "samples=")))
-			samples = strtoull(p + 8, NULL, 10);
-		if ((p = strstr(last, "dropped=")))
-			dropped = strtoull(p + 8, NULL, 10);
-		if ((p = strstr(last, "missed=")))
-			missed = strtoull(p + 7, NULL, 10);
-		if ((p = strstr(last, "hz=")))
-			hz = strtod(p + 3, NULL);
+	close(pfd[0]);
+	for (size_t i = 0; i < rs.nstarted; i++) {
 		fprintf(stderr,
-			"%s: wrote %" PRIu64 " samples to %s (%.1f rounds/s; %" PRIu64
-			" dropped, %" PRIu64 " missed)\n",
-			t->prog, samples, c->output, hz, dropped, missed);
+			"%s: child %d: %s: the trace was not finalized; the blocks written so far "
+			"are readable\n",
+			t->prog, rs.started[i], rs.started_path[i] ? rs.started_path[i] : "");
+		free(rs.started_path[i]);
 	}
-	return EXIT_OK;
+	free(rs.started);
+	free(rs.started_path);
+	if (rs.forks)
+		fprintf(stderr,
+			"%s: note: %lu child process%s not recorded (--follow-children records "
+			"them)\n",
+			t->prog, rs.forks, rs.forks == 1 ? " was" : "es were");
+	return result;
 }
 
 int main(int argc, char **argv)
@@ -393,6 +526,7 @@ int main(int argc, char **argv)
 			c.depth = optarg;
 			break;
 		case OPT_QUIET: c.quiet = 1; break;
+		case OPT_FOLLOW: c.follow = 1; break;
 		case ':':
 			if (is_long)
 				return tool_usage_error(&t, "option '%s' requires an argument", arg);

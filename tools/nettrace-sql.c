@@ -58,6 +58,7 @@ static const tool_opt sql_opts[] = {
 	 "import these categories only (cpu,lock,io,sleep,wait,gc,external,unknown)"},
 	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
 	TOOL_SUBSYSTEMS_OPT,
+	TOOL_SYMBOLS_OPT,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weights: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) samples"},
@@ -611,7 +612,7 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
-		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: {
+		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

@@ -28,6 +28,7 @@ enum {
 	OPT_WHEN_WIDTH,
 	OPT_ASCII,
 	OPT_BYSUB,
+	OPT_LINES,
 };
 
 /* Default --when-width: PerfView's When column has 32 buckets too; enough to see phases,
@@ -52,6 +53,8 @@ static const tool_opt tree_opts[] = {
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"},
 	{"invert", no_argument, OPT_INVERT, NULL, "bottom-up: leaf functions first, callers below"},
+	{"lines", no_argument, OPT_LINES, NULL,
+	 "a node per source line: 'NAME at FILE:LINE' (managed PDB or native DWARF lines)"},
 	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "one root per thread, 'Thread (TID)'"},
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},
 	{"depth", required_argument, OPT_DEPTH, "N", "show N levels at most"},
@@ -70,6 +73,7 @@ static const tool_opt tree_opts[] = {
 	{"by-subsystem", no_argument, OPT_BYSUB, NULL,
 	 "print the time per subsystem (self, total, by category) instead of the tree"},
 	TOOL_SUBSYSTEMS_OPT,
+	TOOL_SYMBOLS_OPT,
 	{"unit", required_argument, OPT_UNIT, "UNIT",
 	 "time column: samples, ns, us or ms (default: auto-scaled); samples also ranks"},
 	TOOL_STD_OPTS,
@@ -170,7 +174,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
-		case OPT_SUBSYSTEMS: {
+		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -183,6 +187,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			break;
 		}
 		case OPT_INVERT: cfg->to.invert = 1; break;
+		case OPT_LINES: cfg->to.lines = 1; break;
 		case OPT_DEPTH:
 			if (parse_u64(optarg, 1, UINT32_MAX, &v))
 				return tool_usage_error(t, "invalid --depth value '%s' (expected an "

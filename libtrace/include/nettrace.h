@@ -730,6 +730,9 @@ typedef struct nt_tree_opts {
 	uint32_t when_buckets; /* > 0: a time histogram of this many buckets per node,
 				  function and subsystem (needs nt_profile_opts.when); at most
 				  NT_WHEN_MAX_BUCKETS */
+	int lines;        /* a node per source line: frames with a file:line (native DWARF,
+			     managed PDB: nt_profile_frame_native()) are named
+			     "NAME at FILE:LINE" (FILE without its directory) */
 } nt_tree_opts;
 
 /* Builds the call tree of every group of p (nt_profile_foreach; finishes p if needed).
@@ -1073,6 +1076,10 @@ typedef struct nt_native_opts {
 	const char *debug_dir; /* separate debug files; NULL = "/usr/lib/debug" (also under
 				  root); "" = do not look for them */
 	unsigned flags;        /* enum nt_native_flags */
+	/* Managed source lines (nt_profile_managed_lines()): directories, ':'-separated,
+	   searched first for each module's portable PDB and assembly (by file name);
+	   NULL = none. root above also prefixes the recorded assembly and PDB paths. */
+	const char *symbol_path;
 } nt_native_opts;
 
 /* One frame of a resolved address. Strings are borrowed from the resolver (valid until
@@ -1157,12 +1164,74 @@ NT_API const char *nt_native_status_name(int status);
  * i is out of range); finishes p if needed. Borrowed until nt_profile_free(). */
 NT_API nt_native *nt_profile_native(nt_profile *p, size_t session);
 /* The native frame behind g->frames[i] of a group nt_profile_foreach() gave (found by
- * g->stack): its file, line, module..., or NULL for a frame that is not native (managed,
- * "?!?", the TraceEvent pseudo-frame). Borrowed until nt_profile_free(). A native IP can
+ * g->stack): its file, line, module..., or NULL for a frame that is not native ("?!?",
+ * the TraceEvent pseudo-frame, a managed frame without a source line: see "Managed source
+ * lines" below). Borrowed until nt_profile_free(). A native IP can
  * give several frames (its inline chain), so g->depth may exceed g->nips (+1 with the
  * pseudo-frame); frames of one IP share its file_offset. */
 NT_API const nt_native_frame *nt_profile_frame_native(nt_profile *p, const nt_sample_group *g,
 						      uint32_t i);
+
+/* ---------------------------------------------------------------------------------------
+ * Managed source lines (sym-managed.c, pdb.c): a JIT'd frame's IP -> IL offset through
+ * the MethodILToNativeMap events of its code version (runtime keyword 0x20000, and the
+ * rundown's MethodILToNativeMapDCEnd), then -> file:line through the sequence points of
+ * the module's portable PDB: a .pdb file or the PDB embedded in the assembly, found from
+ * the ModuleLoad / ModuleDCEnd payload (ModuleILPath, ManagedPdbBuildPath) and
+ * nt_native_opts.symbol_path, and accepted only when its PDB id matches the recorded
+ * ManagedPdbSignature. A profile's managed frames with a line then have an
+ * nt_profile_frame_native() frame (function, file, line, module; inline_depth 0,
+ * elf_address UINT64_MAX): the leaf at its sampled IP, callers at the call (IP - 1).
+ * ------------------------------------------------------------------------------------- */
+
+/* Why a managed frame has a line or not; for modules, whether their PDB was read. */
+enum nt_managed_status {
+	NT_MANAGED_LINE = 0,        /* frame: has a line; module: PDB read ("ok") */
+	NT_MANAGED_NO_METHOD,       /* no method event with a MethodDef token covers the IP */
+	NT_MANAGED_NO_IL_MAP,       /* its code version has no MethodILToNativeMap event */
+	NT_MANAGED_NO_PDB,          /* the module's PDB was not found */
+	NT_MANAGED_PDB_MISMATCH,    /* PDBs were found, none with the recorded PDB id */
+	NT_MANAGED_BAD_PDB,         /* the PDB or the assembly is malformed */
+	NT_MANAGED_NO_SEQUENCE_POINT, /* the PDB has no sequence point for the IL offset */
+	NT_MANAGED_UNUSED,          /* module: no frame looked up in it */
+	NT_MANAGED_NSTATUS
+};
+/* "line" ("ok" for modules: pass is_module 1), "no method", "no IL map", "PDB not found",
+ * "PDB mismatch", "bad PDB", "no sequence point", "unused". */
+NT_API const char *nt_managed_status_name(int status, int is_module);
+
+/* Managed frames of a profile's selected samples, by status (each frame of each sample
+ * counted once, as its samples; frames that no managed method covers are not counted). */
+typedef struct nt_managed_lines {
+	uint64_t frames[NT_MANAGED_NSTATUS]; /* every managed frame of the samples */
+	uint64_t leaf[NT_MANAGED_NSTATUS];   /* the innermost managed frame of each sample */
+	uint64_t pdb_leaf[NT_MANAGED_NSTATUS]; /* the innermost frame, of each sample, of a
+					     module whose PDB was read (the code with sources) */
+	uint64_t il_maps;           /* IL-map events in the session(s) */
+	uint64_t code_versions;     /* method code versions (distinct start addresses) */
+} nt_managed_lines;
+
+typedef struct nt_managed_module {
+	const char *path;           /* ModuleILPath as recorded */
+	const char *name;           /* its file name without extension */
+	const char *pdb_build_path; /* ManagedPdbBuildPath as recorded, "" if none */
+	const char *pdb_id;         /* recorded ManagedPdbSignature (GUID text), "" if none */
+	const char *pdb_path;       /* the file the PDB was read from, "" if none */
+	int status;                 /* enum nt_managed_status (NT_MANAGED_LINE: read) */
+	const char *message;        /* why not, with the file and byte offset; "" if read */
+	uint64_t lookups;           /* distinct frames resolved in it */
+	uint64_t lines;             /* of them with a line */
+} nt_managed_module;
+
+/* Sums over session (or every session when session is SIZE_MAX) of a finished profile
+ * (finished here if needed). Fails with the profile's error or NT_EINVAL. */
+NT_API int nt_profile_managed_lines(nt_profile *p, size_t session, nt_managed_lines *out,
+				    nt_error *err);
+/* Managed modules of a session, in the order recorded; module_at returns 1, or 0 when i
+ * is out of range. Strings are borrowed until nt_profile_free(). */
+NT_API size_t nt_profile_managed_module_count(nt_profile *p, size_t session);
+NT_API int nt_profile_managed_module_at(nt_profile *p, size_t session, size_t i,
+					nt_managed_module *out);
 
 /* ---------------------------------------------------------------------------------------
  * Subsystems (category.c) and time histograms ("when"; profile.c, tree.c)

@@ -255,3 +255,38 @@ dotnet_within() {
 		fail "$3"
 	fi
 }
+
+# dotnet_build_variant NAME VARIANT PROPERTY...: tests/dotnet/NAME built with extra MSBuild
+# properties (-p:Name=Value) into $DOTNET_BUILD/NAME-VARIANT/out, once (as
+# dotnet_build_project: a copy of the sources, redone when a source changed).
+dotnet_build_variant() {
+	src=$DOTNET_SRC/$1
+	dst=$DOTNET_BUILD/$1-$2
+	shift 2
+	mkdir -p "$DOTNET_BUILD" || return 1
+	(
+		flock 9 || exit 1
+		stamp=$dst/.built
+		if [ -f "$stamp" ] && [ -z "$(find "$src" -newer "$stamp" -type f 2>/dev/null)" ]; then
+			exit 0
+		fi
+		rm -rf "$dst" && mkdir -p "$dst/src" || exit 1
+		cp -R "$src"/. "$dst/src/" && chmod -R u+w "$dst/src" || exit 1
+		if ! dotnet build -nologo -v q -c Release "$@" -o "$dst/out" "$dst/src" \
+			>"$dst/build.log" 2>&1; then
+			cat "$dst/build.log" >&2
+			exit 1
+		fi
+		touch "$stamp"
+	) 9>"$DOTNET_BUILD/.lock"
+}
+
+# dotnet_workloads_embedded: the workloads with their portable PDB embedded in the
+# assembly (DebugType=embedded: no .pdb file); sets NT_WORKLOADS_EMBEDDED_DIR (its out dir).
+dotnet_workloads_embedded() {
+	if ! dotnet_build_variant workloads embedded -p:DebugType=embedded; then
+		echo "Bail out! dotnet build of tests/dotnet/workloads (embedded PDB) failed"
+		exit 1
+	fi
+	NT_WORKLOADS_EMBEDDED_DIR=$DOTNET_BUILD/workloads-embedded/out
+}

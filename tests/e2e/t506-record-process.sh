@@ -89,7 +89,7 @@ kill -INT "$rpid"
 wait "$rpid"
 irc=$?
 end=$(date +%s)
-is "$irc" "0" "SIGINT: exit 0"
+is "$irc" "130" "SIGINT: exit 130 (CMD died of SIGINT, the status passed on)"
 is "$(summary_get "$F" end_tag):$(summary_get "$F" truncated)" "1:0" "SIGINT: the trace is finalized"
 if [ $((end - start)) -lt 30 ]; then
 	pass "SIGINT: the command was stopped ($((end - start)) s)"

@@ -92,7 +92,7 @@ stop_case() {
 if [ -n "$dflt" ]; then
 	for who in record cmd; do
 		stop_case "SIGINT to $who" "$who" "$SP" - 60 2 split
-		is "$rc" "0" "--samplepoint, SIGINT to $who: exit 0"
+		is "$rc" "130" "--samplepoint, SIGINT to $who: exit 130 (CMD died of SIGINT)"
 		is "$(summary_get "$F" end_tag):$(summary_get "$F" truncated)" "1:0" \
 			"--samplepoint, SIGINT to $who: the trace is finalized"
 		n=$(summary_get "$F" samples)

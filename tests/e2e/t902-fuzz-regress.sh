@@ -7,12 +7,17 @@
 # and rules parsers and the exporters. A target traps on a bug it detects, and in a
 # sanitizer build (./run.sh test) ASan and UBSan report what the fuzzer reported; either
 # kills the replay. The reader's reproducers (tests/corpus/regress/) and the rules files
-# replay too, as small seeds of the same code.
+# replay too, as small seeds of the same code. The sampler's unwinder target
+# (tests/fuzz/fuzz-unwind.c) replays tests/corpus/regress-unwind/ and the seeds that
+# tests/fuzz/gen-unwind-seeds writes.
 . "$top_srcdir/tests/e2e/lib.sh"
 PROFILE=$top_builddir/tests/fuzz/replay-profile
 FOLDED=$top_builddir/tests/fuzz/replay-folded
+UNWIND=$top_builddir/tests/fuzz/replay-unwind
 need_tool "$PROFILE"
 need_tool "$FOLDED"
+need_tool "$UNWIND"
+need_tool "$top_builddir/tests/fuzz/gen-unwind-seeds"
 C=$top_srcdir/tests/corpus
 
 # replay TOOL DESC FILE...: every file is replayed, and the tool ends normally.
@@ -35,4 +40,10 @@ replay "$PROFILE" "profile reproducers run through the analysis pipeline" \
 replay "$PROFILE" "a real trace runs through the analysis pipeline" "$TRACES/$CHECKPOINTS"
 replay "$FOLDED" "folded-stacks and rules reproducers run through the parsers and exporters" \
 	"$C"/regress-folded/* "$top_srcdir"/data/rules/*.rules
+mkdir -p "$T/unwind-seeds"
+"$top_builddir/tests/fuzz/gen-unwind-seeds" "$T/unwind-seeds" 2>"$T/err"
+rc=$?
+is_rc 0 "the unwinder's seeds are written"
+replay "$UNWIND" "unwinder reproducers and seeds run through the CFI parser and the walk" \
+	"$C"/regress-unwind/* "$T"/unwind-seeds/*
 done_testing

@@ -59,7 +59,7 @@ static void trees(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *sink
 {
 	nt_error err;
 	nt_tree *t = NULL;
-	nt_tree_opts to = {sizeof to, 0, 0, 0, 0, WHEN_BUCKETS};
+	nt_tree_opts to = {sizeof to, 0, 0, 0, 0, WHEN_BUCKETS, 0};
 	to.invert = variant & 1;
 	to.per_thread = (variant >> 1) & 1;
 	to.no_module = (variant >> 2) & 1;
@@ -153,7 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The variant of the options follows the length: every length is reachable, and a
 	 * mutation that only flips bytes keeps the variant. */
 	int variant = (int)(size % 32);
-	nt_native_opts no = {sizeof no, "/nonexistent/nettrace-fuzz", "", 0};
+	nt_native_opts no = {sizeof no, "/nonexistent/nettrace-fuzz", "", 0, NULL};
 	nt_profile_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;

@@ -11,11 +11,16 @@
 #   folded  fuzz-folded.c: the folded-stacks, category rules and subsystem rules parsers
 #           and the exporters. Seeds: data/rules/*, tests/corpus/regress-folded/, and the
 #           folded stacks of data/traces when tools/nettrace-fold is built.
+#   unwind  fuzz-unwind.c: the sampler's CFI parser and interpreter and its stack walk
+#           (sampler/unwind.c). Seeds: tests/fuzz/gen-unwind-seeds.c, tests/corpus/regress-unwind/.
+#   pdb     fuzz-pdb.c: the portable PDB and PE debug-directory reader (libtrace/pdb.c).
+#           Seeds: the PDBs and assemblies of the .NET workloads when top_builddir's
+#           tests/dotnet/build holds them, tests/corpus/regress-pdb/.
 #   all     each of them in turn, for SECONDS each (one TAP line per target).
 #
 # Usage: tests/fuzz/run-fuzz.sh [-T TARGET] [-t SECONDS] [-j JOBS] [-o DIR] [-b]
 #                               [-- LIBFUZZER-ARGS...]
-#   -T TARGET   reader (default), profile, folded or all
+#   -T TARGET   reader (default), profile, folded, unwind, pdb or all
 #   -t SECONDS  fuzzing time per target (default $FUZZ_SECONDS or 60)
 #   -j JOBS     parallel fuzzing processes (default 1)
 #   -o DIR      work directory: binaries, corpus, artifacts (default ./fuzz-out); targets
@@ -25,7 +30,7 @@
 # top_builddir (where tools/nettrace-fold is built; default top_srcdir).
 # Findings land in DIR/artifacts/; replay one with DIR/fuzz-TARGET FILE (or, for the reader,
 # tests/fuzz/read-all). Copy small reproducers of fixed bugs to tests/corpus/regress/ (reader),
-# regress-profile/ or regress-folded/: the test suite replays them.
+# regress-profile/, regress-folded/ or regress-unwind/: the test suite replays them.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +41,7 @@ jobs=1
 out=./fuzz-out
 build_only=0
 target=reader
-usage="usage: $0 [-T reader|profile|folded|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
+usage="usage: $0 [-T reader|profile|folded|unwind|pdb|all] [-t SECONDS] [-j JOBS] [-o DIR] [-b]"
 usage="$usage [-- LIBFUZZER-ARGS...]"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -50,8 +55,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $target in
-reader | profile | folded) targets=$target ;;
-all) targets="reader profile folded" ;;
+reader | profile | folded | unwind | pdb) targets=$target ;;
+all) targets="reader profile folded unwind pdb" ;;
 *) echo "$usage" >&2; exit 1 ;;
 esac
 CLANG=${CLANG:-clang}
@@ -118,6 +123,18 @@ folded_seeds() {
 	find "$1/seeds" -type f -size 0 -exec rm -f {} +
 }
 
+# pdb_seeds WORKDIR: the saved reproducers and, when the .NET tests have built them, the
+# workloads' portable PDBs and assemblies (one with an embedded PDB).
+pdb_seeds() {
+	cp "$top"/tests/corpus/regress-pdb/* "$1/seeds/" 2>/dev/null
+	for f in "$build"/tests/dotnet/build/workloads*/out/*.pdb \
+		"$build"/tests/dotnet/build/workloads*/out/*.dll; do
+		[ -f "$f" ] && cp "$f" "$1/seeds/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
+	done
+	printf 'BSJB' >"$1/seeds/min-bsjb"
+	true
+}
+
 # run_target TARGET N: builds, seeds and runs one target; prints its TAP line "ok N".
 run_target() {
 	t=$1
@@ -137,6 +154,18 @@ run_target() {
 		dict=$here/nettrace.dict
 		maxlen=65536
 		;;
+	unwind)
+		srcs="$top/sampler/unwind.c"
+		libs=""
+		dict=""
+		maxlen=4096
+		;;
+	pdb)
+		srcs="$lib/error.c $lib/pdb.c"
+		libs="-lz"
+		dict=$here/pdb.dict
+		maxlen=65536
+		;;
 	*)
 		# Everything but the SQLite store (and its dependency).
 		srcs=$(ls "$lib"/*.c | grep -v '/store-sqlite\.c$')
@@ -154,13 +183,18 @@ run_target() {
 	# Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
 	inc="-I$w/inc"
 	[ -d /usr/include/libdwarf ] && inc="$inc -I/usr/include/libdwarf"
+	first="" # the sampler's internal.h before the library's
+	[ "$t" = unwind ] && first="-I$top/sampler"
 	echo "# building $w/fuzz-$t with $CLANG" >&2
 	# shellcheck disable=SC2086
-	$CLANG $cflags $inc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$CLANG $first $cflags $inc -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o "$w/fuzz-$t" "$here/fuzz-$t.c" $srcs $libs || {
 		echo "not ok $n - fuzz-$t: build failed"; return 1; }
-	# The corpus generator is plain C (no sanitizers needed).
-	if [ "$t" != folded ]; then
+	# The corpus generators are plain C (no sanitizers needed).
+	if [ "$t" = unwind ]; then
+		$CLANG -O1 -std=c11 -o "$w/gen-unwind-seeds" "$here/gen-unwind-seeds.c" || {
+			echo "not ok $n - gen-unwind-seeds: build failed"; return 1; }
+	elif [ "$t" != folded ] && [ "$t" != pdb ]; then
 		$CLANG -O1 -std=c11 -I"$top/tests" -o "$w/gen-corrupt" \
 			"$top/tests/corpus/gen-corrupt.c" -lz || {
 			echo "not ok $n - gen-corrupt: build failed"; return 1; }
@@ -173,6 +207,10 @@ run_target() {
 	profile) trace_seeds "$w" && cp "$top"/tests/corpus/regress-profile/* "$w/seeds/" 2>/dev/null
 		true ;;
 	folded) folded_seeds "$w" ;;
+	unwind) "$w/gen-unwind-seeds" "$w/seeds" &&
+		cp "$top"/tests/corpus/regress-unwind/* "$w/seeds/" 2>/dev/null
+		true ;;
+	pdb) pdb_seeds "$w" ;;
 	esac || { echo "not ok $n - fuzz-$t: seeding failed"; return 1; }
 
 	# -malloc_limit_mb: a small input must not make the library allocate much (sizes are
@@ -187,7 +225,7 @@ run_target() {
 	fi
 	# shellcheck disable=SC2086
 	(cd "$w" && ./fuzz-$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-malloc_limit_mb=512 -max_len=$maxlen -dict="$dict" \
+		-malloc_limit_mb=512 -max_len=$maxlen ${dict:+-dict="$dict"} \
 		-artifact_prefix="$w/artifacts/" -print_final_stats=1 $par "$@" \
 		corpus seeds) >"$log" 2>&1
 	rc=$?

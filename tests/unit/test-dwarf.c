@@ -147,7 +147,7 @@ static nt_native *map_at_bias_flags(const telf *t, const char *path, const char 
 {
 	nt_native *nn = NULL;
 	nt_error err = {0};
-	nt_native_opts o = {sizeof o, NULL, NULL, flags};
+	nt_native_opts o = {sizeof o, NULL, NULL, flags, NULL};
 	if (nt_native_new(&nn, &o, &err))
 		return NULL;
 	for (size_t i = 0; i < t->nloads; i++)
@@ -653,7 +653,7 @@ static void test_dwarf_stripped(const telf *t)
 	    system(cmd) == 0 && full) {
 		char dir[4300];
 		fmt(dir, sizeof dir, "%s/debug", tmpdir);
-		nt_native_opts o = {sizeof o, NULL, dir, 0};
+		nt_native_opts o = {sizeof o, NULL, dir, 0, NULL};
 		nn = NULL;
 		nt_native_new(&nn, &o, &err);
 		for (size_t i = 0; i < t->nloads; i++)

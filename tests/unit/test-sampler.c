@@ -157,15 +157,64 @@ __asm__(".text\n"
 	".cfi_offset %rbp, -16\n"
 	"	movq %rsp, %rbp\n"
 	".cfi_def_cfa_register %rbp\n"
+	"	call nts_test_leaf\n"
 	"nts_test_fp_body:\n"
 	"	movq %rdi, %rax\n"
 	"	popq %rbp\n"
 	".cfi_def_cfa %rsp, 8\n"
 	"	ret\n"
 	".cfi_endproc\n"
-	".size nts_test_fp, .-nts_test_fp\n");
+	".size nts_test_fp, .-nts_test_fp\n"
+	/* an epilogue as gcc -O2 writes it without frame pointers (fib): rbp is saved and
+	 * used as a general register; after "pop %rbp" its save slot is below the stack
+	 * pointer and the register holds the caller's value again */
+	".globl nts_test_epi\n"
+	".type nts_test_epi, @function\n"
+	"nts_test_epi:\n"
+	".cfi_startproc\n"
+	"	pushq %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"	pushq %rbx\n"
+	".cfi_def_cfa_offset 24\n"
+	".cfi_offset %rbx, -24\n"
+	"	movl %edi, %ebp\n"
+	"	popq %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	"	popq %rbp\n"
+	".cfi_def_cfa_offset 8\n"
+	"nts_test_epi_ret:\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size nts_test_epi, .-nts_test_epi\n"
+	/* the outermost frame: return address undefined, as _start and clone mark it */
+	".globl nts_test_outer\n"
+	".type nts_test_outer, @function\n"
+	"nts_test_outer:\n"
+	".cfi_startproc\n"
+	".cfi_undefined %rip\n"
+	"	call nts_test_fp\n"
+	"nts_test_outer_body:\n"
+	"	hlt\n"
+	".cfi_endproc\n"
+	".size nts_test_outer, .-nts_test_outer\n"
+	/* the signal return trampoline (never run: its bytes are what the unwinder matches) */
+	".globl nts_test_tramp\n"
+	".type nts_test_tramp, @function\n"
+	"nts_test_tramp:\n"
+	"	movq $15, %rax\n"
+	"	syscall\n"
+	".size nts_test_tramp, .-nts_test_tramp\n"
+	/* code without CFI (a stub): only [rsp] tells where it returns */
+	".globl nts_test_nocfi\n"
+	".type nts_test_nocfi, @function\n"
+	"nts_test_nocfi:\n"
+	"	nop\n"
+	"	ret\n"
+	".size nts_test_nocfi, .-nts_test_nocfi\n");
 extern char nts_test_leaf[], nts_test_leaf_entry[], nts_test_leaf_body[];
 extern char nts_test_fp[], nts_test_fp_body[];
+extern char nts_test_epi_ret[], nts_test_outer_body[], nts_test_tramp[], nts_test_nocfi[];
 
 static nts_modsnap *snapshot(void)
 {
@@ -239,6 +288,100 @@ static void test_sampler_unwind_leaf_caller(void)
 	 * stops there */
 	n = nts_unwind(snap, &regs, (uint64_t)(uintptr_t)&stack[1], ips, 16, NULL);
 	is_int(n, 1, "test_sampler_unwind_leaf_caller: reads stay inside the stack window");
+}
+
+#define U64(p) ((uint64_t)(uintptr_t)(p))
+
+/* Whole stacks on fake stacks: each walk must reach nts_test_outer (the outermost frame)
+ * through the frame-pointer function, whose CFA is RBP-based, so RBP must be right. */
+static void test_sampler_unwind_whole(void)
+{
+	const nts_modsnap *snap = snapshot();
+	uint64_t stack[64], ips[16];
+	int end;
+	uint32_t n;
+	/* 1. at the "ret" of an epilogue, after "pop %rbp": the saved RBP's slot (stack[-2])
+	 * is below the stack pointer, RBP already holds the caller's frame pointer */
+	memset(stack, 0, sizeof stack);
+	stack[8] = U64(nts_test_fp_body); /* return into nts_test_fp */
+	stack[9] = 0;                     /* nts_test_fp's saved rbp: end of the chain */
+	stack[10] = U64(nts_test_outer_body);
+	nts_regs regs = {U64(nts_test_epi_ret), U64(&stack[8]), U64(&stack[9])};
+	n = nts_unwind_ex(snap, &regs, U64(&stack[64]), ips, 16, NULL, &end);
+	ok(n == 3 && ips[1] == U64(nts_test_fp_body) && ips[2] == U64(nts_test_outer_body) &&
+		   end == NTS_END_OUTER,
+	   "test_sampler_unwind_whole: epilogue: a popped RBP is taken from the register (%u "
+	   "frames, end %d)",
+	   n, end);
+	/* 2. a signal frame: the handler (nts_test_leaf, at its entry) returns to the
+	 * trampoline; the ucontext above it holds the interrupted RIP, RSP and RBP */
+	memset(stack, 0, sizeof stack);
+	stack[0] = U64(nts_test_tramp);
+	uint64_t *uc = &stack[1];
+	uc[5 + 16] = U64(nts_test_fp_body); /* RIP: interrupted there (exact, not a return) */
+	uc[5 + 15] = U64(&stack[40]);       /* RSP */
+	uc[5 + 10] = U64(&stack[40]);       /* RBP */
+	stack[40] = 0;
+	stack[41] = U64(nts_test_outer_body);
+	nts_regs sregs = {U64(nts_test_leaf_entry), U64(&stack[0]), 0x1234};
+	n = nts_unwind_ex(snap, &sregs, U64(&stack[64]), ips, 16, NULL, &end);
+	ok(n == 4 && ips[1] == U64(nts_test_tramp) && ips[2] == U64(nts_test_fp_body) &&
+		   ips[3] == U64(nts_test_outer_body) && end == NTS_END_OUTER,
+	   "test_sampler_unwind_whole: through a signal frame (%u frames, end %d)", n, end);
+	/* 3. interrupted in code without CFI: the return address at [rsp] continues the walk,
+	 * though the frame-pointer chain would give another */
+	memset(stack, 0, sizeof stack);
+	stack[0] = U64(nts_test_fp_body);
+	stack[1] = 0;
+	stack[2] = U64(nts_test_outer_body);
+	nts_regs nregs = {U64(nts_test_nocfi), U64(&stack[0]), U64(&stack[1])};
+	n = nts_unwind_ex(snap, &nregs, U64(&stack[64]), ips, 16, NULL, &end);
+	ok(n == 3 && ips[1] == U64(nts_test_fp_body) && ips[2] == U64(nts_test_outer_body) &&
+		   end == NTS_END_OUTER,
+	   "test_sampler_unwind_whole: no CFI: the return address on the stack (%u frames, end "
+	   "%d)",
+	   n, end);
+	/* 4. a caller without CFI (returned into nts_test_nocfi): frame pointers go on */
+	memset(stack, 0, sizeof stack);
+	stack[1] = U64(nts_test_nocfi + 1);
+	stack[4] = 0;
+	stack[5] = U64(nts_test_outer_body);
+	nts_regs fregs = {U64(nts_test_leaf_body), U64(&stack[0]), U64(&stack[4])};
+	n = nts_unwind_ex(snap, &fregs, U64(&stack[64]), ips, 16, NULL, &end);
+	ok(n == 3 && ips[1] == U64(nts_test_nocfi + 1) && ips[2] == U64(nts_test_outer_body) &&
+		   end == NTS_END_OUTER,
+	   "test_sampler_unwind_whole: a caller without CFI: frame pointers continue (%u frames, "
+	   "end %d)",
+	   n, end);
+	/* 5. the frame chain is not followed below the stack pointer */
+	fregs.fp = U64(&stack[0]) - 64;
+	n = nts_unwind_ex(snap, &fregs, U64(&stack[64]), ips, 16, NULL, &end);
+	ok(n == 2 && end == NTS_END_STOP,
+	   "test_sampler_unwind_whole: nor a frame chain below the stack pointer (%u frames)", n);
+}
+
+/* Hostile CFI (the seeds of tests/fuzz/gen-unwind-seeds.c): a table longer than its
+ * object, an FDE running past its object, a CIE whose personality pointer overruns its
+ * augmentation data: none is used, and nothing outside the object is read (the replay
+ * under ASan in t902 checks the latter). */
+static void test_sampler_unwind_hostile(void)
+{
+	static uint8_t obj[64];
+	nts_modseg seg;
+	memset(obj, 0, sizeof obj);
+	obj[0] = 1, obj[1] = 0x1b, obj[2] = 0x03, obj[3] = 0x3b;
+	uint32_t cnt = 7; /* 7 entries of 8 bytes do not fit after the 12-byte header */
+	memcpy(obj + 8, &cnt, 4);
+	nts_eh_hdr_parse(obj, U64(obj), U64(obj + sizeof obj), &seg);
+	ok(!seg.table && !seg.fde_count, "test_sampler_unwind_hostile: a table past the end of "
+					 "its segment is refused");
+	cnt = 6;
+	memcpy(obj + 8, &cnt, 4);
+	nts_eh_hdr_parse(obj, U64(obj), U64(obj + sizeof obj), &seg);
+	ok(seg.table == obj + 12 && seg.fde_count == 6 && seg.cfi_lo == U64(obj),
+	   "test_sampler_unwind_hostile: one that fits is kept");
+	nts_eh_hdr_parse(obj + 60, U64(obj), U64(obj + sizeof obj), &seg);
+	ok(!seg.table, "test_sampler_unwind_hostile: a header cut by the end is refused");
 }
 
 /* Walks the test's own stack: every return address recorded on the way down must appear,
@@ -477,6 +620,8 @@ int main(void)
 	test_sampler_cfi_rules();
 	test_sampler_unwind_leaf_caller();
 	test_sampler_unwind_own_stack();
+	test_sampler_unwind_whole();
+	test_sampler_unwind_hostile();
 	test_sampler_output_format();
 	return tap_done();
 }
