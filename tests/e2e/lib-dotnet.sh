@@ -162,7 +162,7 @@ dotnet_trace_tool() {
 
 # dotnet_check_trace TRACE WHAT: nettrace-info reads TRACE to its end with no error, and of
 # the frames of its Managed samples (nettrace-fold --managed-only, each frame weighted by
-# its samples) at most 1% stay unnamed ("?!?" or a bare address). External samples are
+# its samples) at most 1% (or 2) stay unnamed ("?!?" or a bare address). External samples are
 # left out: a thread parked in native code (the socket engine's thread in epoll_wait) ends
 # in precompiled (ReadyToRun) code that no method event of the trace covers, not even with
 # every runtime keyword on.
@@ -182,7 +182,11 @@ dotnet_check_trace() {
 		for (i = 1; i <= n; i++) { tot += w; if (f[i] ~ /^\?|0x[0-9a-f]+ *$/) bad += w } }
 		END { printf "%d %d\n", tot, bad }' "$tr.folded" >"$tr.cov"
 	read -r tot bad <"$tr.cov"
-	if [ "$tot" -gt 0 ] && [ $((bad * 100)) -le "$tot" ]; then
+	# at most 1%, and never fewer than 2: a Managed sample can end in a runtime stub no
+	# method event covers (seen: under ModuleHandle.ResolveTypeHandle while EventSource
+	# starts, about one sample in a few recordings), which alone is over 1% of the ~150
+	# frames a blocked workload gives on a loaded machine.
+	if [ "$tot" -gt 0 ] && { [ $((bad * 100)) -le "$tot" ] || [ "$bad" -le 2 ]; }; then
 		pass "$what: managed frames resolve ($bad of $tot sample frames unnamed)"
 	else
 		fail "$what: managed frames resolve ($bad of $tot sample frames unnamed)"
