@@ -6,7 +6,8 @@
 #                       then record examples/nettrace-example and show its profile
 #   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
 #                       make check, fuzz smoke (60 s over four targets, needs clang), then print
-#                       "N passed, N failed" and exit non-zero if anything failed
+#                       whether the .NET tests ran (they need the .NET 10 SDK, which run.sh does
+#                       not install) and "N passed, N failed"; exit non-zero if anything failed
 #   ./run.sh distcheck  make distcheck: the release tarball must build, test and install
 #   ./run.sh deps       only install the missing Debian packages
 #
@@ -113,6 +114,30 @@ demo() {
 # Counts from automake's test-suite.log header ("# PASS:  12" ...), one per TAP test point.
 count() { awk -v k="$1" '$1 == "#" && $2 == k":" { n = $3; exit } END { print n + 0 }' test-suite.log; }
 
+# One line on the .NET tests (those that call dotnet_need, tests/e2e/lib-dotnet.sh): whether
+# they ran, from their logs; they skip where no .NET 10 SDK is installed (and a few where
+# the machine lacks something else, e.g. t608 without a tracefs mount).
+dotnet_summary() {
+	total=0 ran=0 other=""
+	for t in tests/e2e/t*.sh; do
+		grep -q '^dotnet_need' "$t" || continue
+		total=$((total + 1))
+		log=${t%.sh}.log
+		if [ ! -f "$log" ] || ! grep -q '^1\.\.0 # SKIP' "$log"; then
+			ran=$((ran + 1))
+		elif ! grep -q '^1\.\.0 # SKIP \(dotnet is not installed\|no \.NET 10 SDK\)' "$log"; then
+			other="$other $(basename "$t" .sh)"
+		fi
+	done
+	[ "$total" -gt 0 ] || return 0
+	ver=$(dotnet --list-sdks 2>/dev/null | sed -n 's/^\([^ ]*\) .*/\1/p' | tail -n 1)
+	if [ -z "$ver" ]; then
+		echo "dotnet not found: $((total - ran)) of $total .NET tests skipped (install the .NET 10 SDK to run them)"
+	else
+		echo "dotnet: found SDK $ver, $ran of $total .NET tests ran${other:+ (skipped by the machine:$other)}"
+	fi
+}
+
 run_tests() {
 	install_deps $PKGS_BUILD $PKGS_TEST
 	install_playwright
@@ -152,6 +177,7 @@ run_tests() {
 		say "fuzz smoke skipped"
 	fi
 
+	dotnet_summary
 	if [ "${skip:-0}" -gt 0 ]; then
 		echo "$pass passed, $fail failed, $skip skipped"
 	else

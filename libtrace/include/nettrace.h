@@ -294,7 +294,8 @@ typedef struct nt_value {
 	uint64_t u;        /* unsigned / pointer / bool / char value */
 	int64_t i;         /* signed value */
 	double d;          /* float value */
-	const uint8_t *raw; /* points into the payload at the field */
+	const uint8_t *raw; /* points into the payload at the field; for a UTF8CodeUnit field
+			     * (a V6 string: uint16 length + UTF-8) at its text, u = length */
 	size_t raw_len;
 } nt_value;
 

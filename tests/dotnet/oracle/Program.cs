@@ -115,8 +115,32 @@ namespace NtOracle
             new ClrRundownTraceEventParser(src).All += delegate { };
             new ClrPrivateTraceEventParser(src).All += delegate { };
             new SampleProfilerTraceEventParser(src).All += delegate { };
+            // V6 traces (dotnet-trace collect-linux): TraceEvent's own templates for the
+            // Universal.* events, whose strings are declared as type 23 but written as
+            // uint16-length UTF-8, which only these templates read (the metadata-driven
+            // path reads one byte). Only there: their templates (ids 0-5, no task) would
+            // take over other providers' events in V4/V5 files.
+            if (IsV6(file)) {
+                new UniversalSystemTraceEventParser(src).All += delegate { };
+                new UniversalEventsTraceEventParser(src).All += delegate { };
+            }
             src.Dynamic.All += delegate { };
             return src;
+        }
+
+        // The V6 stream header: "Nettrace", uint32 0, uint32 major version 6.
+        static bool IsV6(string file)
+        {
+            var b = new byte[16];
+            using (var f = File.OpenRead(file)) {
+                int n = 0, k;
+                while (n < 16 && (k = f.Read(b, n, 16 - n)) > 0)
+                    n += k;
+                if (n < 16)
+                    return false;
+            }
+            return System.Text.Encoding.ASCII.GetString(b, 0, 8) == "Nettrace" &&
+                BitConverter.ToUInt32(b, 8) == 0 && BitConverter.ToUInt32(b, 12) == 6;
         }
 
         static object Field(object o, string name)

@@ -10,17 +10,21 @@
 //   block [SECONDS]    Thread.Sleep, a blocking read of an anonymous pipe and an awaited
 //                      Task.Delay, one third of the time each; prints each one's wall time
 //   gc [COUNT]         allocates and calls GC.Collect() COUNT times (default 20); prints the
-//                      induced count and GC.CollectionCount(0..2) deltas
+//                      induced count and GC.CollectionCount(0..2) deltas, and gcs, the
+//                      collections of the whole process (a session from the start sees them all)
 //   threads [COUNT]    starts and joins COUNT short-lived threads (default 200), each
-//                      spinning ~2 ms; prints the count
+//                      spinning ~2 ms; prints the count and the OS thread ids (os_tids)
 //   exceptions [COUNT] throws and catches COUNT exceptions (default 1000); prints the count
+//                      and first_chance, every exception thrown in the process meanwhile
 //   serve [SECONDS]    runs split until SECONDS pass or stdin closes (for attaching tools)
 // Methods under test are NoInlining so that they stay frames of their own.
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.IO.Pipes;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
 using static NtWorkloads.Program;
@@ -161,16 +165,27 @@ namespace NtWorkloads
             Console.WriteLine("gen0=" + (GC.CollectionCount(0) - before[0]));
             Console.WriteLine("gen1=" + (GC.CollectionCount(1) - before[1]));
             Console.WriteLine("gen2=" + (GC.CollectionCount(2) - before[2]));
+            // Every collection counts in generation 0, and none runs after this line.
+            Console.WriteLine("gcs=" + GC.CollectionCount(0));
             GC.KeepAlive(keep);
         }
     }
 
     static class ShortThreads
     {
+        // The OS thread id (what traces carry); glibc has had gettid since 2.30.
+        [DllImport("libc", EntryPoint = "gettid")]
+        static extern int GetTid();
+
+        static readonly List<int> tids = new List<int>();
+
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Body()
         {
             var sw = Stopwatch.StartNew();
+            int tid = GetTid();
+            lock (tids)
+                tids.Add(tid);
             Spin.Until(sw, Stopwatch.Frequency * 2 / 1000);
         }
 
@@ -183,6 +198,7 @@ namespace NtWorkloads
                 t.Join();
             }
             Console.WriteLine("threads=" + count);
+            Console.WriteLine("os_tids=" + string.Join(",", tids));
         }
     }
 
@@ -191,8 +207,11 @@ namespace NtWorkloads
         [MethodImpl(MethodImplOptions.NoInlining)]
         static void Thrower(int i) => throw new InvalidOperationException("workload " + i);
 
+        static int firstChance;
+
         public static void Run(int count)
         {
+            AppDomain.CurrentDomain.FirstChanceException += (o, e) => Interlocked.Increment(ref firstChance);
             int caught = 0;
             for (int i = 0; i < count; i++)
             {
@@ -200,6 +219,7 @@ namespace NtWorkloads
                 catch (InvalidOperationException) { caught++; }
             }
             Console.WriteLine("exceptions=" + caught);
+            Console.WriteLine("first_chance=" + firstChance);
         }
     }
 
