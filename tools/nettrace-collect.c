@@ -457,8 +457,11 @@ static int record(rec *rc_)
 			double got = 1e9 / f.rate.inferred_interval_ns;
 			if (got > rc_->rate_hz * 1.2 || got < rc_->rate_hz * 0.8)
 				fprintf(stderr, "%s: warning: asked for %.0f Hz, the runtime sampled at "
-					"%.0f Hz (its sampler is global; see nettrace-collect(1))\n",
-					t->prog, rc_->rate_hz, got);
+					"%.0f Hz: its sampler serves all sessions at one rate, set when "
+					"the process starts (DOTNET_EventPipeThreadSamplingRate=%x, "
+					"milliseconds in hexadecimal; nettrace-collect(1))\n",
+					t->prog, rc_->rate_hz, got,
+					(unsigned)(1000.0 / rc_->rate_hz + 0.5) ? (unsigned)(1000.0 / rc_->rate_hz + 0.5) : 1u);
 		}
 	}
 	if (f.stats.lost_events)

@@ -2,7 +2,8 @@
 # lib-attach.sh - running .NET workloads for the attach tests (t680-t699), sourced after
 # lib.sh and lib-dotnet.sh (dotnet_workloads first):
 #
-#   serve_start [SECONDS [VAR=VALUE...]]  starts "nt-workloads serve SECONDS" (60) with its
+#   serve_start [SECONDS [VAR=VALUE...]]  starts "nt-workloads serve SECONDS" (60; $SERVE_MODE
+#                                         instead of serve when set) with its
 #                                         stdin on a fifo held open, waits for its
 #                                         diagnostic socket; sets SERVE_PID
 #   serve_stop                            closes its stdin (it stops and prints its truth
@@ -17,7 +18,7 @@ serve_start() {
 	[ $# -gt 0 ] && shift
 	rm -f "$T/serve.in"
 	mkfifo "$T/serve.in" || return 1
-	env "$@" "$NT_WORKLOADS" serve "$secs" <"$T/serve.in" >"$T/serve.out" 2>"$T/serve.err" &
+	env "$@" "$NT_WORKLOADS" "${SERVE_MODE:-serve}" "$secs" <"$T/serve.in" >"$T/serve.out" 2>"$T/serve.err" &
 	SERVE_PID=$!
 	exec 8>"$T/serve.in"
 	i=0

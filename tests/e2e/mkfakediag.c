@@ -5,7 +5,8 @@
  * header cut short, a size that lies, an error reply, silence, or a valid session whose
  * nettrace stream (the bytes of TRACE) stops after CUT bytes or turns into garbage.
  *   mkfakediag MODE DIR [TRACE [CUT]]
- * Prints "ready PID" on stdout once listening; serves until killed. */
+ * Prints "ready PID" on stdout once listening; serves until killed. With FAKE_DUMP=FILE,
+ * appends every command it receives to FILE (for checking what the client sends). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -133,6 +134,15 @@ int main(int argc, char **argv)
 			continue;
 		}
 		uint8_t set = h[16], id = h[17];
+		/* FAKE_DUMP=FILE: every command received, appended (header and payload) */
+		const char *dump = getenv("FAKE_DUMP");
+		FILE *df = dump ? fopen(dump, "ab") : NULL;
+		if (df) {
+			fwrite(h, 1, 20, df);
+			if (size > 20)
+				fwrite(pl, 1, size - 20, df);
+			fclose(df);
+		}
 		if (strcmp(mode, "garbage") == 0) {
 			uint8_t g[200];
 			for (size_t i = 0; i < sizeof g; i++) {
