@@ -92,6 +92,7 @@ typedef struct shared {
 	uint64_t warning_off;
 	uint64_t lost, bytes;
 	int have_header;
+	int own_fd;              /* close fd when the reader is done (the follower's pipe) */
 } shared;
 
 static void *reader_main(void *arg)
@@ -137,6 +138,8 @@ static void *reader_main(void *arg)
 	pthread_mutex_unlock(&sh->lock);
 	nt_reader_free(r);
 	sh->ended = 1;
+	if (sh->own_fd)
+		close(sh->fd);
 	return NULL;
 }
 
@@ -145,13 +148,14 @@ static void *reader_main(void *arg)
 typedef struct follower {
 	int in, out;
 	int follow;
+	atomic_int *ended;       /* the reader thread is done: stop */
 } follower;
 
 static void *follow_main(void *arg)
 {
 	follower *f = arg;
 	char buf[65536];
-	while (!g_quit) {
+	while (!g_quit && !*f->ended) {
 		ssize_t n = read(f->in, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -523,7 +527,9 @@ int main(int argc, char **argv)
 		fo.in = in;
 		fo.out = pfd[1];
 		fo.follow = follow && !once;
+		fo.ended = &sh.ended;
 		sh.fd = pfd[0];
+		sh.own_fd = 1;
 		if (pthread_create(&fth, NULL, follow_main, &fo) != 0) {
 			fprintf(stderr, "%s: cannot start a thread\n", t.prog);
 			nt_live_free(sh.lv);
@@ -550,6 +556,12 @@ int main(int argc, char **argv)
 	sc.tty = !once && !plain && isatty(1);
 	if (sc.tty) {
 		g_keys = open("/dev/tty", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		/* keys only in the terminal's foreground: a background process changing the
+		 * terminal's mode would be stopped (SIGTTOU) */
+		if (g_keys >= 0 && tcgetpgrp(g_keys) != getpgrp()) {
+			close(g_keys);
+			g_keys = -1;
+		}
 		if (g_keys >= 0 && tcgetattr(g_keys, &g_tio) == 0) {
 			struct termios raw = g_tio;
 			raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);

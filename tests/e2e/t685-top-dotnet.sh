@@ -69,9 +69,22 @@ views=$(grep -c '^nettrace-top: pid' "$T/plain")
 [ "$views" -ge 3 ] && pass "--plain printed $views views" || fail "--plain printed $views views"
 grep -q $(printf '\033') "$T/plain" && fail "--plain writes no escape codes" || pass "--plain writes no escape codes"
 
-# a recorded file and the same on standard input give the same view
-"$COLLECT" -q -p "$SERVE_PID" --duration 2s -o "$T/rec.nettrace"
+# a file being written: followed as it grows, to its end
+"$COLLECT" -q -p "$SERVE_PID" --duration 4s -o "$T/rec.nettrace" &
+cpid=$!
+sleep 1
+run "$TOP" --plain --interval 1s "$T/rec.nettrace"
+wait "$cpid"
 serve_stop
+is_rc 0 "--plain FILE follows a trace being written to its end"
+views=$(grep -c '^window' "$T/out")
+if [ "$views" -ge 3 ] && grep -q '\[stream ended\]' "$T/out"; then
+	pass "it showed $views views, the last at the end of the stream"
+else
+	fail "it showed views until the end of the stream"; diag "$(grep '^window\|^nettrace-top' "$T/out")"
+fi
+
+# the recorded file and the same on standard input give the same view
 run "$TOP" --once "$T/rec.nettrace"
 is_rc 0 "--once FILE"
 sed 1d "$T/out" >"$T/file.view"
