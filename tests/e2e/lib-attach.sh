@@ -20,7 +20,7 @@ serve_start() {
 	mkfifo "$T/serve.in" || return 1
 	env "$@" "$NT_WORKLOADS" "${SERVE_MODE:-serve}" "$secs" <"$T/serve.in" >"$T/serve.out" 2>"$T/serve.err" &
 	SERVE_PID=$!
-	exec 8>"$T/serve.in"
+	exec 8<>"$T/serve.in" # read-write: does not wait for a reader that may have failed
 	i=0
 	while [ $i -lt 200 ]; do
 		for s in "${TMPDIR:-/tmp}"/dotnet-diagnostic-"$SERVE_PID"-*-socket; do
