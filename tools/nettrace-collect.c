@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@ static const tool_opt OPTS[] = {
 	{"profile", required_argument, OPT_PROFILE, "NAME",
 	 "a provider profile (--list-profiles; default cpu-sampling when no --providers)"},
 	{"rate", required_argument, OPT_RATE, "HZ",
-	 "ask for this sampling rate (see nettrace-collect(1): the runtime decides)"},
+	 "sampling rate: for -- CMD, set at its start (DOTNET_EventPipeThreadSamplingRate); "
+	 "a running process keeps its own"},
 	{"buffer", required_argument, OPT_BUFFER, "MB", "the session's buffer size (default 256)"},
 	{"no-rundown", no_argument, OPT_NO_RUNDOWN, NULL,
 	 "no rundown at the end (smaller; methods jitted before the session stay unnamed)"},
@@ -171,6 +173,94 @@ static int find_by_name(tool *t, const char *name, uint32_t *pid)
 	return EXIT_USAGE;
 }
 
+/* ---------------------------------------------------------------- launching */
+
+/* Starts CMD with the sampling interval of --rate in its environment: the runtime reads
+ * DOTNET_EventPipeThreadSamplingRate (milliseconds, in hexadecimal, as every CLR setting)
+ * once at startup, for all its sessions (doc/format/diagnostics-ipc.md). */
+static int launch(tool *t, char **cmd, double rate_hz, pid_t *out)
+{
+	char hex[32] = "";
+	if (rate_hz > 0) {
+		unsigned ms = (unsigned)(1000.0 / rate_hz + 0.5);
+		snprintf(hex, sizeof hex, "%x", ms ? ms : 1u);
+	}
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0) {
+		fprintf(stderr, "%s: cannot fork: %s\n", t->prog, strerror(errno));
+		return EXIT_SYSTEM;
+	}
+	if (p == 0) {
+		if (hex[0])
+			setenv("DOTNET_EventPipeThreadSamplingRate", hex, 1);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "%s: cannot run %s: %s\n", t->prog, cmd[0], strerror(errno));
+		_exit(127);
+	}
+	*out = p;
+	return 0;
+}
+
+static int set_err(nt_error *err, const char *msg)
+{
+	nt_error_clear(err);
+	err->code = NT_EIO;
+	snprintf(err->msg, sizeof err->msg, "%s", msg);
+	return NT_EIO;
+}
+
+/* Waits (up to 10 s) for the launched runtime's socket and its first answer. */
+static int wait_socket(tool *t, pid_t child, char *sock, size_t len, nt_error *err)
+{
+	for (int i = 0; i < 500; i++) {
+		int st;
+		if (waitpid(child, &st, WNOHANG) == child) {
+			fprintf(stderr, "%s: the command ended before its runtime listened (%s %d)\n",
+				t->prog, WIFEXITED(st) ? "exit status" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			return set_err(err, "no .NET runtime in the command");
+		}
+		nt_error e2;
+		nt_error_clear(&e2);
+		nt_diag_info info;
+		if (nt_diag_socket_path((uint32_t)child, sock, len, &e2) == 0 &&
+		    nt_diag_process_info(sock, 1000, &info, &e2) == 0)
+			return 0;
+		struct timespec ts = {0, 20 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	char msg[128];
+	snprintf(msg, sizeof msg, "process %d: no diagnostic socket after 10 s (not a .NET "
+		 "program?)", (int)child);
+	return set_err(err, msg);
+}
+
+/* Says how the launched command ended, or that it still runs. */
+static void child_status(tool *t, pid_t child, int quiet, int ended)
+{
+	int st = 0;
+	pid_t w = 0;
+	/* after Ctrl-C the command got the signal too, and a stream that ended by itself means
+	 * it is exiting: give it a moment */
+	int wait_for_it = g_stop || ended;
+	for (int i = 0; i < (wait_for_it ? 100 : 1) && w == 0; i++) {
+		w = waitpid(child, &st, WNOHANG);
+		if (w == 0 && wait_for_it) {
+			struct timespec ts = {0, 20 * 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (quiet)
+		return;
+	if (w == child && WIFEXITED(st))
+		fprintf(stderr, "%s: the command exited with status %d\n", t->prog, WEXITSTATUS(st));
+	else if (w == child && WIFSIGNALED(st))
+		fprintf(stderr, "%s: the command was killed by signal %d\n", t->prog, WTERMSIG(st));
+	else
+		fprintf(stderr, "%s: the command (pid %d) keeps running\n", t->prog, (int)child);
+}
+
 /* ---------------------------------------------------------------- the reader thread */
 
 /* What the reader thread learns from the stream it follows. */
@@ -303,6 +393,8 @@ typedef struct rec {
 	int quiet;
 	nt_diag_collect_opts co;
 	double rate_hz;       /* --rate, 0 if not given */
+	int launched;         /* -- CMD: the rate was set in its environment */
+	int process_ended;    /* out: the stream ended before a stop */
 } rec;
 
 static int record(rec *rc_)
@@ -455,13 +547,22 @@ static int record(rec *rc_)
 				f.rate.rounds, f.rate.threads, "");
 		if (rc_->rate_hz > 0 && f.has_rate && f.rate.inferred_interval_ns > 0) {
 			double got = 1e9 / f.rate.inferred_interval_ns;
-			if (got > rc_->rate_hz * 1.2 || got < rc_->rate_hz * 0.8)
-				fprintf(stderr, "%s: warning: asked for %.0f Hz, the runtime sampled at "
-					"%.0f Hz: its sampler serves all sessions at one rate, set when "
-					"the process starts (DOTNET_EventPipeThreadSamplingRate=%x, "
-					"milliseconds in hexadecimal; nettrace-collect(1))\n",
-					t->prog, rc_->rate_hz, got,
-					(unsigned)(1000.0 / rc_->rate_hz + 0.5) ? (unsigned)(1000.0 / rc_->rate_hz + 0.5) : 1u);
+			unsigned ms = (unsigned)(1000.0 / rc_->rate_hz + 0.5);
+			if (got > rc_->rate_hz * 1.2 || got < rc_->rate_hz * 0.8) {
+				if (rc_->launched)
+					fprintf(stderr, "%s: warning: asked for %.0f Hz "
+						"(DOTNET_EventPipeThreadSamplingRate=%x at the start), "
+						"the runtime realized %.0f Hz: it sleeps the interval "
+						"after each round\n", t->prog, rc_->rate_hz,
+						ms ? ms : 1u, got);
+				else
+					fprintf(stderr, "%s: warning: asked for %.0f Hz, the runtime "
+						"sampled at %.0f Hz: its sampler serves all sessions at one "
+						"rate, set when the process starts "
+						"(DOTNET_EventPipeThreadSamplingRate=%x, milliseconds in "
+						"hexadecimal; nettrace-collect(1))\n", t->prog,
+						rc_->rate_hz, got, ms ? ms : 1u);
+			}
 		}
 	}
 	if (f.stats.lost_events)
@@ -474,6 +575,7 @@ static int record(rec *rc_)
 	} else if (f.warning[0]) {
 		tool_warn(t, "stream", f.warning_off, f.warning);
 	}
+	rc_->process_ended = !stopped || stop_failed;
 	if (!stopped || stop_failed) {
 		fprintf(stderr, "%s: warning: the stream ended before the session was stopped (the "
 			"process exited?): the trace keeps every complete event%s\n", t->prog,
@@ -488,7 +590,7 @@ static int record(rec *rc_)
 
 int main(int argc, char **argv)
 {
-	tool t = {"nettrace-collect", "[OPTIONS] -p PID | --name NAME | --list",
+	tool t = {"nettrace-collect", "[OPTIONS] -p PID | --name NAME | -- CMD ARGS... | --list",
 		  "Record a running .NET process through its diagnostic socket (no SDK or\n"
 		  "dotnet-trace needed on the machine): the runtime streams the trace, which is\n"
 		  "written to a file; SIGINT or --duration stops the session cleanly.",
@@ -594,17 +696,27 @@ int main(int argc, char **argv)
 						argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		nt_diag_providers_free(&ps);
-		return tool_usage_error(&t, "unexpected argument '%s'", argv[optind]);
-	}
+	char **cmd = optind < argc ? argv + optind : NULL;
 	if (list) {
 		nt_diag_providers_free(&ps);
+		if (cmd)
+			return tool_usage_error(&t, "unexpected argument '%s'", argv[optind]);
 		return do_list(&t);
 	}
-	if (!pid == !name) {
+	if ((pid != 0) + (name != NULL) + (cmd != NULL) != 1) {
 		nt_diag_providers_free(&ps);
-		return tool_usage_error(&t, "name the process with either -p PID or --name NAME");
+		return tool_usage_error(&t, "name the process with one of -p PID, --name NAME or "
+					"-- CMD ARGS...");
+	}
+	pid_t child = 0;
+	if (cmd) {
+		int ec = launch(&t, cmd, r.rate_hz, &child);
+		if (ec) {
+			nt_diag_providers_free(&ps);
+			return ec;
+		}
+		pid = child;
+		r.launched = 1;
 	}
 	if (name) {
 		uint32_t p32 = 0;
@@ -647,7 +759,8 @@ int main(int argc, char **argv)
 	r.co.timeout_ms = r.timeout_ms;
 
 	char sock[4096], defout[64];
-	if (nt_diag_socket_path(r.pid, sock, sizeof sock, &err)) {
+	if (child ? wait_socket(&t, child, sock, sizeof sock, &err)
+		  : nt_diag_socket_path(r.pid, sock, sizeof sock, &err)) {
 		nt_diag_providers_free(&ps);
 		return tool_error(&t, NULL, &err);
 	}
@@ -678,6 +791,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	int ec = record(&r);
 	nt_diag_providers_free(&ps);
+	if (child)
+		child_status(&t, child, r.quiet, r.process_ended);
 	int fin = tool_finish(&t);
 	return ec > fin ? ec : fin;
 }
