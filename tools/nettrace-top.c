@@ -454,7 +454,8 @@ int main(int argc, char **argv)
 	if (once && plain)
 		return tool_usage_error(&t, "--once and --plain exclude each other");
 
-	shared sh;
+	/* static: a reader thread still blocked in read() at exit keeps using it */
+	static shared sh;
 	memset(&sh, 0, sizeof sh);
 	pthread_mutex_init(&sh.lock, NULL);
 	nt_error err;
@@ -470,7 +471,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	char sock[4096];
+	static char sock[4096]; /* static: read by the detached stopping thread */
 	uint64_t session = 0;
 	int attached = 0;
 	pthread_t fth;
@@ -643,7 +644,10 @@ int main(int argc, char **argv)
 		nt_error e2;
 		nt_error_clear(&e2);
 		g_quit = 1;
-		stopper st = {sock, session, 0, {0}};
+		/* static: the thread is not joined and may outlive this block */
+		static stopper st;
+		st.sock = sock;
+		st.session = session;
 		pthread_t th;
 		if (pthread_create(&th, NULL, stop_main, &st) == 0) {
 			for (int i = 0; i < 50 && !sh.ended; i++) {
