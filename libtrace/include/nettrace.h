@@ -1388,6 +1388,160 @@ NT_API size_t nt_tree_subsystem_count(const nt_tree *t);
  * samples when the tree is by_samples, ties by name; NULL when i is out of range. */
 NT_API const nt_tree_subsystem *nt_tree_subsystem_at(const nt_tree *t, int order, size_t i);
 
+/* ---------------------------------------------------------------------------------------
+ * Diagnostics IPC (diag-ipc.c): attach to a running .NET process through the runtime's
+ * diagnostic socket ($TMPDIR/dotnet-diagnostic-PID-KEY-socket; in a container, seen through
+ * /proc/PID/root), ask who it is, start an EventPipe streaming session whose connection
+ * then carries a nettrace stream (read it with nt_reader_open_fd()), and stop it.
+ * doc/format/diagnostics-ipc.md describes the protocol. Replies are untrusted: every size
+ * is checked, reads time out, errors carry the reply's byte offset. Linux only.
+ * Thread safety: the functions share no state.
+ * ------------------------------------------------------------------------------------- */
+
+#define NT_DIAG_TIMEOUT_MS 5000          /* default reply timeout */
+#define NT_DIAG_RUNDOWN_DEFAULT 0x80020139ull /* the runtime's default rundown keywords */
+
+/* Finds the diagnostic socket of pid: in $TMPDIR (else /tmp), then in the target's own
+ * TMPDIR and /tmp under /proc/PID/root, named with the pid the target sees (its pid
+ * namespace); of several, the one whose key is the process start time. Fails with
+ * NT_EINVAL (no such process, no socket) or NT_EIO (its root cannot be read). */
+NT_API int nt_diag_socket_path(uint32_t pid, char *buf, size_t len, nt_error *err);
+/* The pids (ascending) of the processes whose socket nt_diag_socket_path() finds; free
+ * *pids with free(). */
+NT_API int nt_diag_list(uint32_t **pids, size_t *n, nt_error *err);
+/* Connects to a diagnostic socket; returns the fd (close it) or < 0: NT_EIO with a message
+ * that says whose socket it is on a permission error, NT_EINVAL for a path too long. */
+NT_API int nt_diag_connect(const char *path, nt_error *err);
+
+/* ProcessInfo2 (ProcessInfo on runtimes before .NET 7: version 1, no assembly/version).
+ * Strings are UTF-8, truncated to their buffers. */
+typedef struct nt_diag_info {
+	int version;             /* 2 or 1: which command answered */
+	uint64_t ns_pid;         /* the pid the process sees (its pid namespace) */
+	uint8_t cookie[16];      /* runtime instance GUID */
+	char command_line[1024];
+	char os[32];
+	char arch[32];
+	char assembly[256];      /* the entry assembly's name */
+	char clr_version[128];   /* the runtime's product version, e.g. "10.0.12" */
+} nt_diag_info;
+NT_API int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out,
+				nt_error *err);
+
+/* One provider of a session. level: 0 LogAlways, 1 Critical ... 5 Verbose. */
+typedef struct nt_diag_provider {
+	const char *name;
+	uint64_t keywords;
+	uint32_t level;
+	const char *arguments;  /* "key=value;key=value" or NULL */
+} nt_diag_provider;
+
+/* A provider list parsed from text; owns its strings. Zero-initialise before use. */
+typedef struct nt_diag_providers {
+	nt_diag_provider *v;
+	size_t n, cap;
+} nt_diag_providers;
+/* Appends providers in dotnet-trace's syntax, "Name[:Keywords[:Level[:Arguments]]]" joined
+ * by ',' (outside double quotes): keywords in hex (0x optional, empty 0, '*' all), level
+ * 0..5 or a name (informational when empty). A provider named twice is merged (keywords
+ * OR'd, the more verbose level). NT_EINVAL names the bad part (err->offset: its index). */
+NT_API int nt_diag_providers_parse(nt_diag_providers *ps, const char *spec, nt_error *err);
+/* Appends a profile's providers (the names dotnet-trace uses, plus aliases: cpu,
+ * thread-time, gc, lock); *rundown gets its rundown keywords. NT_EINVAL if unknown. */
+NT_API int nt_diag_providers_profile(nt_diag_providers *ps, const char *name,
+				     uint64_t *rundown, nt_error *err);
+NT_API void nt_diag_providers_free(nt_diag_providers *ps);
+/* Profile i (0..): its name, alias (or NULL), providers and description; NULL past the
+ * end. Static strings. */
+NT_API const char *nt_diag_profile_at(size_t i, const char **alias, const char **providers,
+				      const char **description);
+
+typedef struct nt_diag_collect_opts {
+	size_t sz;                  /* sizeof(nt_diag_collect_opts) */
+	const nt_diag_provider *providers;
+	size_t nproviders;          /* 1..4096 */
+	uint32_t buffer_mb;         /* the session's circular buffer; 0 = 256 */
+	uint64_t rundown_keyword;   /* 0: no rundown; NT_DIAG_RUNDOWN_DEFAULT: the usual one */
+	int no_stackwalk;           /* 1: events without stacks */
+	int timeout_ms;             /* reply timeout; 0 = NT_DIAG_TIMEOUT_MS */
+	uint32_t command;           /* 0: CollectTracing4, then 3, then 2 as the runtime knows
+				       them; 2..4: only that one */
+} nt_diag_collect_opts;
+/* Starts a streaming session: *fd gets the connection, which now carries the session's
+ * nettrace stream until it is stopped (or the process exits), *session_id its id. An
+ * error reply fails with NT_EUNSUPPORTED naming the runtime's HRESULT. */
+NT_API int nt_diag_collect(const char *path, const nt_diag_collect_opts *opts, int *fd,
+			   uint64_t *session_id, nt_error *err);
+/* Stops a session (on a new connection): the runtime then writes the rundown and ends the
+ * session's stream. */
+NT_API int nt_diag_stop(const char *path, uint64_t session_id, int timeout_ms, nt_error *err);
+/* "unknown command", "not supported"... for a runtime's error HRESULT; never NULL. */
+NT_API const char *nt_diag_hresult_name(uint32_t hr);
+
+/* ---------------------------------------------------------------------------------------
+ * Live profile (live.c): the samples of the last few seconds of a stream being read, for
+ * a live view (nettrace-top). Feed it every event a reader gives (nt_live_add: samples are
+ * counted per one-second bucket of trace time, method and GC events are kept), ask for a
+ * snapshot whenever the view is redrawn. Frames are named through nt_symtab (from the
+ * stream's JIT/rundown events, or from a rundown read beside it and fed to nt_live_add too),
+ * stacks are classified by the category rules, and each second's sampling rounds give the
+ * realized interval (nt_rate). Memory grows with distinct stacks, not with samples.
+ * Thread safety: none; a reader thread and a drawing thread need a lock around it.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_live nt_live;
+
+typedef struct nt_live_opts {
+	size_t sz;               /* sizeof(nt_live_opts) */
+	uint32_t window_s;       /* the window, in seconds: 0 = 10, at most 600 */
+	const nt_rules *rules;   /* NULL = built-in rules; must outlive the live profile */
+} nt_live_opts;
+
+/* One function of a snapshot; the name is borrowed until the next snapshot. */
+typedef struct nt_live_func {
+	const char *name;
+	uint64_t self_samples;   /* as the leaf */
+	uint64_t total_samples;  /* anywhere on the stack, once per sample */
+} nt_live_func;
+
+/* One thread of a snapshot (threads with samples in the window, most samples first). */
+typedef struct nt_live_thread {
+	uint64_t thread_id;
+	uint64_t samples;
+	uint64_t cat_samples[NT_CAT_COUNT]; /* by category (enum nt_category) */
+	int state;               /* category of its latest sample: running (cpu), lock, wait... */
+	const char *leaf;        /* leaf frame of its latest sample */
+	int64_t last_ns;         /* time of its latest sample */
+} nt_live_thread;
+
+typedef struct nt_live_view {
+	int64_t now_ns;          /* the latest sample, ns since the session start */
+	int64_t window_start_ns;
+	double window_s;         /* span of the window that holds samples */
+	uint64_t samples;        /* samples in the window */
+	double samples_per_s;
+	double interval_ns;      /* realized sampling interval in the window (0: unknown) */
+	uint64_t rounds;         /* sampling round deltas it is measured on */
+	uint64_t cat_samples[NT_CAT_COUNT];
+	uint32_t gcs;            /* GC pauses that ended in the window */
+	double gc_pause_ns, gc_pause_max_ns;
+	uint64_t total_samples, total_events; /* since the start */
+	size_t methods;          /* managed methods known */
+	const nt_live_func *by_self, *by_total; /* nfuncs each, by self / total samples */
+	size_t nfuncs;
+	const nt_live_thread *threads;
+	size_t nthreads;
+} nt_live_view;
+
+NT_API int nt_live_new(nt_live **out, const nt_live_opts *opts, nt_error *err);
+NT_API void nt_live_free(nt_live *lv);
+/* Sets the stream's header (the reader's); required before nt_live_add. */
+NT_API int nt_live_begin(nt_live *lv, const nt_trace_header *h, nt_error *err);
+/* Counts a sample or keeps a method / GC event; ignores the rest. Fails with NT_ENOMEM. */
+NT_API int nt_live_add(nt_live *lv, const nt_event *ev, nt_error *err);
+/* The window ending at the latest sample; borrowed until the next snapshot or the free. */
+NT_API int nt_live_snapshot(nt_live *lv, const nt_live_view **out, nt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,8 @@
 //   exceptions [COUNT] throws and catches COUNT exceptions (default 1000); prints the count
 //                      and first_chance, every exception thrown in the process meanwhile
 //   serve [SECONDS]    runs split until SECONDS pass or stdin closes (for attaching tools)
+//   serve16 [SECONDS]  the same with 15 more threads that sleep 1 ms at a time: the sampler
+//                      samples 16 threads per round (the load of a live view)
 // Methods under test are NoInlining so that they stay frames of their own.
 using System;
 using System.Collections.Generic;
@@ -272,8 +274,14 @@ namespace NtWorkloads
                 case "threads": ShortThreads.Run((int)Arg(args, 200)); break;
                 case "exceptions": Throwing.Run((int)Arg(args, 1000)); break;
                 case "serve": Console.Out.Flush(); Split(Arg(args, 60), Console.In); break;
+                case "serve16":
+                    for (int i = 0; i < 15; i++)
+                        new Thread(() => { for (;;) Thread.Sleep(1); }) { IsBackground = true, Name = "sleeper-" + i }.Start();
+                    Console.Out.Flush();
+                    Split(Arg(args, 60), Console.In);
+                    break;
                 default:
-                    Console.Error.WriteLine("usage: nt-workloads split|lock|block|gc|threads|exceptions|serve [N]");
+                    Console.Error.WriteLine("usage: nt-workloads split|lock|block|gc|threads|exceptions|serve|serve16 [N]");
                     return 1;
             }
             return 0;
