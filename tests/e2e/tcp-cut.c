@@ -5,8 +5,8 @@
  * client and 127.0.0.1:TARGET; the first connection whose first client bytes contain
  * MATCH is closed after CUT client bytes have been forwarded. Writes the port it listens
  * on to PORTFILE, and exits after IDLE seconds without a connection (bounded run).
- * With TARGET 0 it is a hostile server instead: it reads what the client sends for a
- * moment, answers MATCH (with \r and \n escapes decoded) and closes.
+ * With TARGET 0 it is a hostile server instead: it reads the client's request (up to its
+ * last, empty chunk), answers MATCH (with \r and \n escapes decoded) and closes.
  *
  * "tcp-cut --probe PORT" only tells whether 127.0.0.1:PORT accepts a connection (exit 0).
  *
@@ -90,10 +90,19 @@ int main(int argc, char **argv)
 		if (c < 0)
 			continue;
 		if (target == 0) {
-			char buf[65536];
+			/* the whole request first (it ends with the empty chunk), so that the
+			 * client is reading, not sending, when the answer comes */
+			char buf[65536], tail[8] = {0};
 			struct pollfd p = {c, POLLIN, 0};
-			while (poll(&p, 1, 200) > 0 && read(c, buf, sizeof buf) > 0)
-				;
+			ssize_t n;
+			while (poll(&p, 1, 10000) > 0 && (n = read(c, buf, sizeof buf)) > 0) {
+				for (ssize_t i = 0; i < n; i++) {
+					memmove(tail, tail + 1, sizeof tail - 2);
+					tail[sizeof tail - 2] = buf[i];
+				}
+				if (!memcmp(tail + sizeof tail - 6, "0\r\n\r\n", 5))
+					break;
+			}
 			if (write(c, reply, rlen) < 0)
 				perror("tcp-cut");
 			close(c);
