@@ -9,7 +9,7 @@
 # stacks (every address, by timestamp and thread) as the original; then TraceEvent on the
 # rewrite against our own tools on it (`nettrace-info --events [--stacks]`).
 #
-# What TraceEvent cannot show (doc/format/nettrace-writer.md, "What TraceEvent sees of our
+# What TraceEvent cannot show (doc/format/nettrace-format.md §12.1, "What TraceEvent sees of our
 # files"):
 #  - processor numbers in V4/V5: TraceEvent gives an event the processor of its header
 #    only when the event's thread is the thread that wrote it (and otherwise keeps

@@ -23,6 +23,7 @@
 //   nt-oracle speedscope FILE     folded stacks of a speedscope file (as dotnet-trace writes
 //                                 it: one profile per thread, "Thread (TID)" roots added)
 //   nt-oracle parse FILE          EventPipeEventSource.Process() only; prints the count
+//                                 and the seconds it took ("parse_s S")
 //   nt-oracle layouts FILE        per event kind TraceEvent decodes: its name, payload size
 //                                 and each field with the .NET type TraceEvent gives it
 //   nt-oracle infer FILE...       the byte layout of each event kind as TraceEvent decodes it,
@@ -220,11 +221,16 @@ namespace NtOracle
 
         static void Parse(string file)
         {
-            using var src = new EventPipeEventSource(file);
+            var sw = System.Diagnostics.Stopwatch.StartNew();
             long n = 0;
-            src.AllEvents += delegate { n++; };
-            src.Process();
+            using (var src = new EventPipeEventSource(file)) {
+                src.AllEvents += delegate { n++; };
+                src.Process();
+            }
+            sw.Stop();
             Console.WriteLine("events " + n);
+            // the reading alone, without the process's start-up (bench/run.sh)
+            Console.WriteLine("parse_s " + sw.Elapsed.TotalSeconds.ToString("F6", Inv));
         }
 
         static void Layouts(string file)
