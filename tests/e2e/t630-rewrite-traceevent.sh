@@ -6,8 +6,10 @@
 # as V6 (tests/rewrite), and TraceEvent (tests/dotnet/oracle) must read each rewrite with
 # the same header facts, the same events (timestamp, thread, provider, id, version, every
 # payload field, name, opcode, level, keywords, processor, activity ids) and the same
-# stacks (every address, by timestamp and thread) as the original; then TraceEvent on the
-# rewrite against our own tools on it (`nettrace-info --events [--stacks]`).
+# stacks (every address, by timestamp and thread) and thread-time stacks
+# (SampleProfilerThreadTimeComputer, as dotnet-trace convert runs it) as the original;
+# then TraceEvent on the rewrite against our own tools on it (`nettrace-info --events
+# [--stacks]`).
 #
 # What TraceEvent cannot show (doc/format/nettrace-format.md §12.1, "What TraceEvent sees of our
 # files"):
@@ -99,12 +101,14 @@ while IFS='|' read -r l f cut; do
 	n=$((n + 1))
 	echo "full $f $T/$n.o.full" >>"$T/batch"
 	echo "stacks $f $T/$n.o.stacks" >>"$T/batch"
+	[ "$cut" = 0 ] && echo "threadtime $f $T/$n.o.tt" >>"$T/batch"
 	for v in 5 6; do
 		rw=$T/$n.v$v
 		if "$REWRITE" -f "$v" "$f" "$rw" 2>"$rw.err"; then
 			"$INFO" --events "$rw" >"$rw.ours" 2>/dev/null
 			echo "full $rw $rw.full" >>"$T/batch"
 			echo "stacks $rw $rw.stacks" >>"$T/batch"
+			[ "$cut" = 0 ] && echo "threadtime $rw $rw.tt" >>"$T/batch"
 			echo "diff $rw $rw.diff $rw.ours" >>"$T/batch"
 			our_stacked "$rw" >"$rw.ourst"
 			echo "ourstacks - $rw.our.stacks $rw.ourst" >>"$T/batch"
@@ -154,6 +158,11 @@ while IFS='|' read -r l f cut; do
 			no_proc "$o.sorted" >"$o.np"
 			same "$r.np" "$o.np" "$l V6: TraceEvent reads the same header, events, payloads and threads ($k events)"
 			same "$r.ssorted" "$o.ssorted" "$l V6: TraceEvent reads the same stacks ($(grep -c . "$r.stacks"))"
+		fi
+		if [ "$cut" = 0 ]; then
+			# what dotnet-trace convert makes of it: thread-time stacks, method names
+			# (from the rundown we copied) included
+			same "$r.tt" "$o.tt" "$l V$v: TraceEvent's thread-time stacks are the original's ($(grep -c . "$r.tt") stacks)"
 		fi
 		if [ "$v" = 6 ]; then
 			te_procs "$r.full" >"$r.procs"
