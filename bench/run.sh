@@ -6,12 +6,23 @@
 # noisy: compare ratios, not absolute times), by wall-clock and by CPU time (user + system,
 # which does not count waiting for a core, so it is the steadier figure on a loaded
 # machine). This is a benchmark, not a test.
+# Peers: on one more trace (-p, default 40M: the .NET side is slow) nettrace-info,
+# nettrace-fold and nettrace-flame --format speedscope run next to TraceEvent's
+# EventPipeEventSource.Process() (tests/dotnet/oracle's `parse`: TraceEvent 3.2.5 from
+# NuGet), interleaved, with ratios to nettrace-info; and on a smaller trace (-c, default
+# 4M: dotnet-trace needs ~2 GB and minutes for 40M, and writes a speedscope file ~80 times
+# the trace's size) `dotnet-trace convert --format speedscope` (dotnet-trace 10.0.750501,
+# with its own TraceEvent) next to nettrace-flame --format speedscope. Skipped with the
+# reason where dotnet (or NuGet) is missing.
 #
-#   bench/run.sh [-n RUNS] [-s "SIZE..."] [-f 5|6] [-k]
+#   bench/run.sh [-n RUNS] [-s "SIZE..."] [-p SIZE] [-c SIZE] [-f 5|6] [-k]
 #
 #   -n RUNS    repetitions per measurement (default 5; env N)
 #   -s SIZES   trace sizes, gen-trace syntax (default "150M 600M"; env SIZES): two sizes
 #              show whether peak RSS depends on the file size
+#   -p SIZE    trace size of the peer comparison (default 40M; env PEER_SIZE; "" skips it)
+#   -c SIZE    trace size of the speedscope comparison (default 4M; env CONVERT_SIZE; ""
+#              skips it)
 #   -f FORMAT  trace format 5 or 6 (default 5; env FORMAT)
 #   -k         keep going when nettrace-fold cannot be built (it is then skipped)
 #
@@ -19,7 +30,7 @@
 # (generated once, deterministic, regenerated when gen-trace.c changes; other benchmarks
 # reuse them), and in bench/out/decode/ an optimised build of the library and the programs
 # (the project's own build may use sanitizers, which would measure ASan) and the raw
-# measurements (results-vFORMAT.txt). Environment: CC (default cc), BENCH_CFLAGS
+# measurements (results-vFORMAT.txt); bench/out/dotnet/ the .NET peers and their outputs. Environment: CC (default cc), BENCH_CFLAGS
 # (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -lm that link,
 # i.e. the libraries configure.ac requires).
 # Goals (issue): decode >= 1 GB/s single-threaded, fold >= 1 GB/s of trace, peak RSS
@@ -33,6 +44,8 @@ WORK=$OUT/decode
 BUILD=$WORK/build
 N=${N:-5}
 SIZES=${SIZES:-150M 600M}
+PEER_SIZE=${PEER_SIZE-40M}
+CONVERT_SIZE=${CONVERT_SIZE-4M}
 FORMAT=${FORMAT:-5}
 KEEP_GOING=0
 CC=${CC:-cc}
@@ -42,10 +55,12 @@ BENCH_LIBS=${BENCH_LIBS-}
 die() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 
-while getopts n:s:f:kh opt; do
+while getopts n:s:p:c:f:kh opt; do
 	case $opt in
 	n) N=$OPTARG ;;
 	s) SIZES=$OPTARG ;;
+	p) PEER_SIZE=$OPTARG ;;
+	c) CONVERT_SIZE=$OPTARG ;;
 	f) FORMAT=$OPTARG ;;
 	k) KEEP_GOING=1 ;;
 	h) sed -n '3,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -111,6 +126,48 @@ if ! link nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c"; then
 	say "warning: nettrace-fold does not build; skipping it (see $BUILD/nettrace-fold.log)"
 	FOLD=
 fi
+# the peer comparison's own tools (skipped, like fold, when they do not build)
+PINFO=$BUILD/nettrace-info
+PFLAME=$BUILD/nettrace-flame
+link nettrace-info "$TOP/tools/nettrace-info.c" "$TOP/tools/common.c" || PINFO=
+link nettrace-flame "$TOP/tools/nettrace-flame.c" "$TOP/tools/common.c" || PFLAME=
+
+# ------------------------------------------------------------------ .NET peers
+# TraceEvent (the oracle of the tests, built here) and dotnet-trace, under bench/out/dotnet;
+# DOTNET_SKIP says why not, when they are missing.
+DOTNET_DIR=$OUT/dotnet
+DOTNET_SKIP=
+ORACLE=
+DTRACE=
+DOTNET_TRACE_VERSION=10.0.750501
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+if [ -z "$PEER_SIZE$CONVERT_SIZE" ]; then
+	DOTNET_SKIP="no peer size (-p, -c)"
+elif ! command -v dotnet >/dev/null 2>&1; then
+	DOTNET_SKIP="dotnet is not installed (the .NET 10 SDK runs the peers)"
+else
+	mkdir -p "$DOTNET_DIR" || die "cannot create $DOTNET_DIR"
+	# rebuilt when a source is newer than the build (as tests/e2e/lib-dotnet.sh does)
+	if [ ! -x "$DOTNET_DIR/oracle/out/nt-oracle" ] ||
+		[ -n "$(find "$TOP/tests/dotnet/oracle" -newer "$DOTNET_DIR/oracle/out/nt-oracle" -type f)" ]; then
+		say "building the TraceEvent oracle (tests/dotnet/oracle) in bench/out/dotnet"
+		rm -rf "$DOTNET_DIR/oracle" && mkdir -p "$DOTNET_DIR/oracle/src" &&
+			cp -R "$TOP/tests/dotnet/oracle/." "$DOTNET_DIR/oracle/src/" &&
+			chmod -R u+w "$DOTNET_DIR/oracle/src" || die "cannot copy tests/dotnet/oracle"
+		dotnet build -nologo -v q -c Release -o "$DOTNET_DIR/oracle/out" "$DOTNET_DIR/oracle/src" \
+			>"$DOTNET_DIR/oracle-build.log" 2>&1 ||
+			DOTNET_SKIP="the TraceEvent oracle does not build (see $DOTNET_DIR/oracle-build.log)"
+	fi
+	[ -z "$DOTNET_SKIP" ] && ORACLE=$DOTNET_DIR/oracle/out/nt-oracle
+	d=$DOTNET_DIR/dotnet-trace-$DOTNET_TRACE_VERSION
+	if [ ! -x "$d/dotnet-trace" ]; then
+		say "installing dotnet-trace $DOTNET_TRACE_VERSION in bench/out/dotnet"
+		dotnet tool install dotnet-trace --version "$DOTNET_TRACE_VERSION" --tool-path "$d" \
+			>"$DOTNET_DIR/dotnet-trace-install.log" 2>&1 ||
+			say "warning: dotnet-trace does not install (see $DOTNET_DIR/dotnet-trace-install.log)"
+	fi
+	[ -x "$d/dotnet-trace" ] && DTRACE=$d/dotnet-trace
+fi
 
 # ------------------------------------------------------------------ traces
 to_bytes() { # gen-trace size syntax -> bytes (integer part only is enough here)
@@ -121,7 +178,7 @@ to_bytes() { # gen-trace size syntax -> bytes (integer part only is enough here)
 # stale FILE: missing, or older than the generator (find -newer: test -nt is not POSIX)
 stale() { [ ! -f "$1" ] || [ -n "$(find "$TOP/bench/gen-trace.c" -newer "$1")" ]; }
 need=0
-for s in $SIZES; do
+for s in $SIZES $PEER_SIZE $CONVERT_SIZE; do
 	f=$OUT/trace-$s-v$FORMAT.nettrace
 	if stale "$f"; then
 		need=$((need + $(to_bytes "$s")))
@@ -133,7 +190,7 @@ if [ "$need" -gt 0 ]; then
 	[ "$avail" -gt $((need + 1073741824)) ] ||
 		die "not enough disk space in $OUT: need $need bytes + 1 GiB, have $avail"
 fi
-for s in $SIZES; do
+for s in $SIZES $PEER_SIZE $CONVERT_SIZE; do
 	f=$OUT/trace-$s-v$FORMAT.nettrace
 	if stale "$f"; then
 		say "generating $f"
@@ -183,6 +240,59 @@ for s in $SIZES; do
 		i=$((i + 1))
 	done
 done
+
+# Peers, on the peer trace: every program reads it all and writes its result to a file
+# (or /dev/null); the speedscope files are kept in bench/out/dotnet for a look.
+if [ -n "$PEER_SIZE" ]; then
+	s=$PEER_SIZE
+	f=$OUT/trace-$s-v$FORMAT.nettrace
+	P=$OUT/dotnet
+	mkdir -p "$P" || die "cannot create $P"
+	say "measuring the peers on $f ($N runs)"
+	cat "$f" >/dev/null
+	if [ -n "$ORACLE" ]; then
+		"$ORACLE" parse "$f" >"$P/te-parse.txt" 2>"$P/te-parse.err" || {
+			say "warning: TraceEvent cannot read $f: $(cat "$P/te-parse.err")"
+			ORACLE=
+			DOTNET_SKIP="TraceEvent cannot read the trace (see $P/te-parse.err)"
+		}
+	fi
+	: >"$P/te-parse-s.txt"
+	i=0
+	while [ "$i" -lt "$N" ]; do
+		# shellcheck disable=SC2016
+		[ -n "$PINFO" ] && measure "$s" p-info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
+		# shellcheck disable=SC2016
+		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
+		[ -n "$PFLAME" ] && measure "$s" p-speedscope "$PFLAME" --format speedscope -o "$P/ours.speedscope.json" "$f"
+		if [ -n "$ORACLE" ]; then
+			measure "$s" te-parse "$ORACLE" parse "$f"
+			# its own clock, start-up excluded
+			sed -n 's/^parse_s //p' "$WORK/stdout.tmp" >>"$P/te-parse-s.txt"
+		fi
+		i=$((i + 1))
+	done
+fi
+# speedscope files: ours next to dotnet-trace's (which names its file OUT.speedscope.json)
+if [ -n "$CONVERT_SIZE" ]; then
+	s=$CONVERT_SIZE
+	f=$OUT/trace-$s-v$FORMAT.nettrace
+	P=$OUT/dotnet
+	mkdir -p "$P" || die "cannot create $P"
+	say "measuring the speedscope writers on $f ($N runs)"
+	cat "$f" >/dev/null
+	i=0
+	while [ "$i" -lt "$N" ]; do
+		[ -n "$PFLAME" ] && measure "$s" p-speedscope "$PFLAME" --format speedscope -o "$P/ours.speedscope.json" "$f"
+		if [ -n "$DTRACE" ]; then
+			rm -f "$P/dotnet-trace.speedscope.json"
+			measure "$s" dt-speedscope "$DTRACE" convert --format speedscope -o "$P/dotnet-trace" "$f"
+			wc -c <"$P/dotnet-trace.speedscope.json" >"$P/dotnet-trace.size" 2>/dev/null
+			rm -f "$P/dotnet-trace.speedscope.json" # big: its size is kept
+		fi
+		i=$((i + 1))
+	done
+fi
 rm -f "$STAT" "$WORK/stdout.tmp" "$WORK/stderr.tmp"
 
 # ------------------------------------------------------------------ report
@@ -198,6 +308,11 @@ label() {
 	decode-file) echo "decode (file order)" ;;
 	decode-light) echo "  same, headers only" ;;
 	fold) echo "nettrace-fold > /dev/null" ;;
+	p-info) echo "nettrace-info" ;;
+	p-fold) echo "nettrace-fold" ;;
+	p-speedscope) echo "nettrace-flame (speedscope)" ;;
+	te-parse) echo "TraceEvent Process()" ;;
+	dt-speedscope) echo "dotnet-trace convert (speedscope)" ;;
 	esac
 }
 echo
@@ -245,3 +360,53 @@ echo
 echo "goal: >= 1 GB/s for decode and for fold (single-threaded); see the GB/s columns."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
+
+# ------------------------------------------------------------------ peers
+# peer_table SIZE BASE WHAT...: medians of WHAT on the SIZE trace, ratios to BASE's
+peer_table() {
+	s=$1 base=$2
+	shift 2
+	bytes=$(wc -c <"$OUT/trace-$s-v$FORMAT.nettrace")
+	printf '  %-34s %9s %7s %7s | %9s %7s %7s | %9s\n' "$s trace, $bytes bytes" "wall (s)" "MB/s" \
+		"x base" "cpu (s)" "MB/s" "x base" "peak RSS"
+	wb=$(median "$s" "$base" 3)
+	cb=$(median "$s" "$base" 4)
+	for w in "$@"; do
+		t=$(median "$s" "$w" 3)
+		[ "$t" = - ] && continue
+		c=$(median "$s" "$w" 4)
+		m=$(median "$s" "$w" 5)
+		echo "$t $wb $c $cb $bytes $m" | awk -v l="$(label "$w")" '{
+			wr = ($2 != "-" && $2 > 0) ? sprintf("%7.1f", $1 / $2) : "      -"
+			cr = ($4 != "-" && $4 > 0) ? sprintf("%7.1f", $3 / $4) : "      -"
+			cg = ($3 > 0) ? sprintf("%7.1f", $5 / $3 / 1e6) : "      -"
+			printf "  %-34s %9.3f %7.1f %s | %9.3f %s %s | %6.1f MB\n", l, $1,
+				$5 / $1 / 1e6, wr, $3, cg, cr, $6 / 1024 }'
+	done
+}
+[ -n "$PEER_SIZE$CONVERT_SIZE" ] || exit 0
+echo
+echo "peers, $N runs each, medians; x base = time / the first line's time in the same run"
+echo "(wall, and CPU = user + system: the steadier figure on a loaded machine)"
+if [ -n "$PEER_SIZE" ]; then
+	s=$PEER_SIZE
+	bytes=$(wc -c <"$OUT/trace-$s-v$FORMAT.nettrace")
+	peer_table "$s" p-info p-info p-fold p-speedscope te-parse
+	winfo=$(median "$s" p-info 3)
+fi
+if [ -n "$PEER_SIZE" ] && [ -s "$OUT/dotnet/te-parse-s.txt" ]; then
+	tp=$(sort -g "$OUT/dotnet/te-parse-s.txt" | awk '{ v[NR] = $1 } END {
+		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	echo "$tp $winfo $bytes" | awk '{ printf "  %-34s %9.3f %7.1f %s\n", "  same, its own clock (no start-up)",
+		$1, $3 / $1 / 1e6, ($2 != "-" && $2 > 0) ? sprintf("%7.1f", $1 / $2) : "      -" }'
+fi
+if [ -n "$CONVERT_SIZE" ]; then
+	peer_table "$CONVERT_SIZE" p-speedscope p-speedscope dt-speedscope
+	[ -s "$OUT/dotnet/dotnet-trace.size" ] && printf '  speedscope file: ours %s bytes, dotnet-trace'"'"'s %s bytes\n' \
+		"$(wc -c <"$OUT/dotnet/ours.speedscope.json")" "$(cat "$OUT/dotnet/dotnet-trace.size")"
+fi
+[ -n "$DOTNET_SKIP" ] && echo "  TraceEvent and dotnet-trace: skipped: $DOTNET_SKIP"
+[ -z "$DOTNET_SKIP" ] && [ -z "$DTRACE" ] && echo "  dotnet-trace convert: skipped: dotnet-trace does not install"
+echo "TraceEvent's Process() decodes headers and dispatches every event without payload fields;"
+echo "dotnet-trace convert builds a TraceLog (.etlx), its thread-time stacks and the speedscope file."
+exit 0

@@ -14,18 +14,7 @@ need_tool "$INFO"
 dotnet_oracle
 dotnet_workloads
 
-# Event kinds TraceEvent decodes and we do not yet, each with its reason; their fields
-# are left out of the payload comparison (nothing else is).
-KNOWN_GAPS='
-Microsoft-Windows-DotNETRuntime 15 /BulkType: an array of structs with a 32-bit count
-Microsoft-Windows-DotNETRuntime 39 /GCDynamicEvent: TraceEvent unpacks the named inner event
-Microsoft-Windows-DotNETRuntime 190 /MethodILToNativeMap: two arrays share one count
-Microsoft-Windows-DotNETRuntimeRundown 149 /MethodILToNativeMapDCStart: the same
-Microsoft-Windows-DotNETRuntimeRundown 150 /MethodILToNativeMapDCEnd: the same
-Microsoft-Windows-DotNETRuntime 204 /GCPerHeapHistory: per-version layouts with arrays
-Microsoft-Windows-DotNETRuntime 209 /GCFitBucketInfo: an array of structs
-'
-printf '%s\n' "$KNOWN_GAPS" | sed -n 's|^\([^ ]* [0-9]*\) /.*|\1|p' >"$T/gaps"
+dotnet_gaps >"$T/gaps" # kinds whose fields we do not decode yet (lib-dotnet.sh)
 
 # Our header facts in the oracle's "key value" form, from nettrace-info's text.
 our_header() {

@@ -9,6 +9,10 @@
 //   nt-oracle counts FILE         "provider id version count" per event kind
 //   nt-oracle names FILE          "provider id version name" (TraceEvent's event names)
 //   nt-oracle events FILE         one canonical line per event (see Canon below)
+//   nt-oracle full FILE           the same with every header fact TraceEvent gives an event:
+//                                 "QPC TID PROVIDER ID VERSION {...} name=N opcode=O
+//                                 level=L keywords=K proc=P act=GUID rel=GUID", then
+//                                 the header facts as "#header KEY VALUE" lines
 //   nt-oracle ours                the same canonical lines from `nettrace-info --events`
 //                                 output on stdin (the test's normaliser)
 //   nt-oracle stacks FILE         "qpc tid ip,ip,..." (leaf first) per event with a stack,
@@ -19,12 +23,16 @@
 //   nt-oracle speedscope FILE     folded stacks of a speedscope file (as dotnet-trace writes
 //                                 it: one profile per thread, "Thread (TID)" roots added)
 //   nt-oracle parse FILE          EventPipeEventSource.Process() only; prints the count
+//                                 and the seconds it took ("parse_s S")
 //   nt-oracle layouts FILE        per event kind TraceEvent decodes: its name, payload size
 //                                 and each field with the .NET type TraceEvent gives it
 //   nt-oracle infer FILE...       the byte layout of each event kind as TraceEvent decodes it,
 //                                 found by matching its values against the payload bytes of
 //                                 every event of the kind (a developer's aid: its output is
 //                                 what libtrace/metadata.c's built-in layouts were checked with)
+//   nt-oracle batch               runs "COMMAND FILE OUT [IN]" lines of stdin in this one
+//                                 process (no start-up per file): COMMAND FILE's output goes
+//                                 to OUT, IN is its stdin; a failure writes OUT.err instead
 //   nt-oracle diff FILE           compares TraceEvent's events of FILE with those of
 //                                 `nettrace-info --events FILE` on stdin: prints one line per
 //                                 difference kind (see Diff below), nothing when they agree
@@ -85,8 +93,10 @@ namespace NtOracle
                 Console.WriteLine(typeof(TraceEvent).Assembly.GetName().Version);
                 return 0;
             }
-            if (a.Length == 1 && a[0] == "ours") { Ours(false); return 0; }
-            if (a.Length == 1 && a[0] == "ourstacks") { Ours(true); return 0; }
+            if (a.Length == 1 && a[0] == "batch") return Batch();
+            // (batch lines give them a "-" for FILE)
+            if (a.Length >= 1 && a.Length <= 2 && a[0] == "ours") { Ours(false); return 0; }
+            if (a.Length >= 1 && a.Length <= 2 && a[0] == "ourstacks") { Ours(true); return 0; }
             if (a.Length < 2 || (a.Length > 2 && a[0] != "infer"))
                 return Usage();
             switch (a[0]) {
@@ -94,6 +104,7 @@ namespace NtOracle
             case "counts": Counts(a[1], false); return 0;
             case "names": Counts(a[1], true); return 0;
             case "events": Events(a[1]); return 0;
+            case "full": Events(a[1], true); return 0;
             case "stacks": Stacks(a[1]); return 0;
             case "threadtime": ThreadTime(a[1]); return 0;
             case "speedscope": Speedscope(a[1]); return 0;
@@ -103,6 +114,41 @@ namespace NtOracle
             case "infer": Infer(a.Skip(1).ToArray()); return 0;
             }
             return Usage();
+        }
+
+        static int Batch()
+        {
+            var stdout = Console.Out;
+            var stdin = Console.In;
+            var jobs = new List<string[]>();
+            string line;
+            while ((line = stdin.ReadLine()) != null)
+                if (line.Trim().Length > 0)
+                    jobs.Add(line.Split(' ', StringSplitOptions.RemoveEmptyEntries));
+            int bad = 0;
+            foreach (var j in jobs) {
+                if (j.Length < 3 || j.Length > 4 || j[0] == "batch") {
+                    Console.Error.WriteLine("nt-oracle batch: bad line '" + string.Join(" ", j) + "'");
+                    return 1;
+                }
+                try {
+                    using (var w = new StreamWriter(j[2], false, new UTF8Encoding(false), 1 << 16))
+                    using (var r = j.Length == 4 ? new StreamReader(j[3], new UTF8Encoding(false)) : null) {
+                        w.NewLine = "\n";
+                        Console.SetOut(w);
+                        if (r != null)
+                            Console.SetIn(r);
+                        Run(new[] { j[0], j[1] });
+                    }
+                } catch (Exception e) {
+                    File.WriteAllText(j[2] + ".err", "nt-oracle: " + e.GetType().Name + ": " + e.Message + "\n");
+                    bad++;
+                } finally {
+                    Console.SetOut(stdout);
+                    Console.SetIn(stdin);
+                }
+            }
+            return bad > 0 ? 2 : 0;
         }
 
         // ------------------------------------------------------------ reading
@@ -162,17 +208,22 @@ namespace NtOracle
             long n = 0;
             src.AllEvents += delegate { n++; };
             src.Process();
+            PrintHeader(src, n, "");
+        }
+
+        static void PrintHeader(EventPipeEventSource src, long n, string prefix)
+        {
             var sync = (DateTime)Field(src, "_syncTimeUTC");
-            Console.WriteLine("pointer_size " + src.PointerSize);
-            Console.WriteLine("pid " + Field(src, "_processId"));
-            Console.WriteLine("processors " + src.NumberOfProcessors);
-            Console.WriteLine("sync_time " + sync.ToUniversalTime().ToString("yyyy-MM-ddTHH:mm:ss.fffZ", Inv));
-            Console.WriteLine("sync_qpc " + Field(src, "_syncTimeQPC"));
-            Console.WriteLine("qpc_frequency " + Field(src, "_QPCFreq"));
+            Console.WriteLine(prefix + "pointer_size " + src.PointerSize);
+            Console.WriteLine(prefix + "pid " + Field(src, "_processId"));
+            Console.WriteLine(prefix + "processors " + src.NumberOfProcessors);
+            Console.WriteLine(prefix + "sync_time " + sync.ToUniversalTime().ToString("yyyy-MM-ddTHH:mm:ss.fffZ", Inv));
+            Console.WriteLine(prefix + "sync_qpc " + Field(src, "_syncTimeQPC"));
+            Console.WriteLine(prefix + "qpc_frequency " + Field(src, "_QPCFreq"));
             // TraceEvent keeps the header's sampling interval in ns (its name says rate)
-            Console.WriteLine("sampling_ns " + Field(src, "_expectedCPUSamplingRate"));
-            Console.WriteLine("events " + n);
-            Console.WriteLine("lost " + src.EventsLost);
+            Console.WriteLine(prefix + "sampling_ns " + Field(src, "_expectedCPUSamplingRate"));
+            Console.WriteLine(prefix + "events " + n);
+            Console.WriteLine(prefix + "lost " + src.EventsLost);
         }
 
         static void Counts(string file, bool names)
@@ -194,11 +245,16 @@ namespace NtOracle
 
         static void Parse(string file)
         {
-            using var src = new EventPipeEventSource(file);
+            var sw = System.Diagnostics.Stopwatch.StartNew();
             long n = 0;
-            src.AllEvents += delegate { n++; };
-            src.Process();
+            using (var src = new EventPipeEventSource(file)) {
+                src.AllEvents += delegate { n++; };
+                src.Process();
+            }
+            sw.Stop();
             Console.WriteLine("events " + n);
+            // the reading alone, without the process's start-up (bench/run.sh)
+            Console.WriteLine("parse_s " + sw.Elapsed.TotalSeconds.ToString("F6", Inv));
         }
 
         static void Layouts(string file)
@@ -460,14 +516,15 @@ namespace NtOracle
             sb.Append('"');
         }
 
-        static void Events(string file)
+        static void Events(string file, bool full = false)
         {
-            ForEachEvent(file, line => Console.WriteLine(line));
+            ForEachEvent(file, line => Console.WriteLine(line), full);
         }
 
-        static void ForEachEvent(string file, Action<string> emit)
+        static void ForEachEvent(string file, Action<string> emit, bool full = false)
         {
             using var src = Open(file);
+            long n = 0;
             var sb = new StringBuilder();
             src.AllEvents += e => {
                 sb.Clear();
@@ -488,9 +545,19 @@ namespace NtOracle
                     Canon(sb, v);
                 }
                 sb.Append('}');
+                if (full)
+                    sb.Append(" name=").Append(e.EventName).Append(" opcode=").Append(((int)e.Opcode).ToString(Inv))
+                        .Append(" level=").Append(((int)e.Level).ToString(Inv))
+                        .Append(" keywords=").Append(((ulong)e.Keywords).ToString(Inv))
+                        .Append(" proc=").Append(e.ProcessorNumber.ToString(Inv))
+                        .Append(" act=").Append(e.ActivityID.ToString("D"))
+                        .Append(" rel=").Append(e.RelatedActivityID.ToString("D"));
                 emit(sb.ToString());
+                n++;
             };
             src.Process();
+            if (full)
+                PrintHeader(src, n, "#header ");
         }
 
         // The normaliser: `nettrace-info --events [--stacks]` lines to the canonical form.
@@ -695,10 +762,28 @@ namespace NtOracle
                     return sb.ToString() == te;
                 }
             }
+            // a nested object (EventCounters' Payload...): field by field
+            if (te.StartsWith("{", StringComparison.Ordinal) && ours.StartsWith("{", StringComparison.Ordinal)) {
+                var tf = SplitFields(te);
+                var of = SplitFields(ours);
+                return tf.Count == of.Count && tf.Zip(of).All(p => p.First.Key == p.Second.Key && SameValue(p.First.Value, p.Second.Value));
+            }
             if (double.TryParse(te, NumberStyles.Float, Inv, out double dt) &&
-                double.TryParse(ours, NumberStyles.Float, Inv, out double dn))
-                return dt == dn;
+                double.TryParse(ours, NumberStyles.Float, Inv, out double dn)) {
+                if (dt == dn)
+                    return true;
+                // TraceEvent widens a float to double and prints all its digits; we print a
+                // float with the 9 significant digits that round-trip it
+                return (float)dt == (float)dn && SignificantDigits(ours) <= 9;
+            }
             return false;
+        }
+
+        static int SignificantDigits(string num)
+        {
+            int e = num.IndexOfAny(new[] { 'e', 'E' });
+            string m = (e >= 0 ? num.Substring(0, e) : num).Replace("-", "").Replace(".", "").TrimStart('0');
+            return m.Length;
         }
 
         static string KeyOf(string canon, out string kind)
