@@ -76,6 +76,8 @@ static rgb cat_color(int cat, const double v[3])
 	case NT_CAT_WAIT: r = 190 + 55 * v[0], g = 180 + 55 * v[0], b = 40 + 30 * v[1]; break;
 	case NT_CAT_GC: r = 60 + 60 * v[0], g = 175 + 60 * v[1], b = 60 + 60 * v[2]; break;
 	case NT_CAT_EXTERNAL: r = 175 + 40 * v[0], g = 145 + 40 * v[0], b = 110 + 40 * v[1]; break;
+	case NT_CAT_READY: r = 235 + 20 * v[0], g = 160 + 40 * v[1], b = 150 + 40 * v[2]; break;
+	case NT_CAT_RUNNING: r = 205 + 50 * v[2], g = 120 + 80 * v[0], b = 40 + 30 * v[1]; break;
 	default: r = g = b = 150 + 60 * v[0]; break;
 	}
 	rgb c = {clamp255(r), clamp255(g), clamp255(b)};

@@ -111,6 +111,7 @@ struct nt_tree {
 	char *linebuf;        /* o.lines: "NAME at FILE:LINE" */
 	size_t linecap;
 	pchunk *pool;
+	nt_profile *prof;     /* while building: thread labels */
 
 	tname *names;
 	size_t nnames, namecap;
@@ -416,12 +417,9 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 		goto nomem;
 	int64_t id;
 	if (t->o.per_thread) {
-		char tmp[80];
-		if (t->nsess > 1)
-			snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ") [%" PRIu32 "]", g->thread_id,
-				 g->session + 1);
-		else
-			snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", g->thread_id);
+		char tmp[160];
+		nt_profile_thread_label(t->prof, g->session, g->thread_id, t->nsess > 1, tmp,
+					sizeof tmp);
 		if ((id = intern(t, tmp, strlen(tmp))) < 0)
 			goto nomem;
 		t->path[n++] = (uint32_t)id;
@@ -524,6 +522,10 @@ static int cmp_desc_then_name(double a, double b, const char *na, const char *nb
 static int cmp_node_ns(const void *x, const void *y)
 {
 	const nt_tree_node *a = *(const nt_tree_node *const *)x, *b = *(const nt_tree_node *const *)y;
+	/* threads: the busiest on a CPU first (measured cpu time; none without a CPU clock) */
+	if (a->kind == NT_TREE_THREAD && b->kind == NT_TREE_THREAD &&
+	    a->cat_ns[NT_CAT_CPU] != b->cat_ns[NT_CAT_CPU])
+		return a->cat_ns[NT_CAT_CPU] > b->cat_ns[NT_CAT_CPU] ? -1 : 1;
 	return cmp_desc_then_name(a->total_ns, b->total_ns, a->name, b->name);
 }
 
@@ -750,6 +752,7 @@ static int when_range_cb(void *ctx, const nt_sample_group *g)
  * Subsystems: one entry per name of the profile's rules, after "other". */
 static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
 {
+	t->prof = p;
 	if (t->o.when_buckets) {
 		nt_when_grid gr;
 		if (t->o.when_buckets > NT_WHEN_MAX_BUCKETS)

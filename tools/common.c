@@ -215,8 +215,8 @@ static int parse_categories(tool *t, profile_args *a, const char *arg)
 		name[n] = '\0';
 		int c = nt_category_parse(name);
 		if (c < 0) {
-			tool_usage_error(t, "unknown category '%s' (use cpu, lock, io, sleep, wait, gc, "
-					 "external or unknown)", name);
+			tool_usage_error(t, "unknown category '%s' (use cpu, ready, running, lock, "
+					 "io, sleep, wait, gc, external or unknown)", name);
 			return -EXIT_USAGE;
 		}
 		mask |= 1u << c;
