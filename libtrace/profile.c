@@ -103,6 +103,7 @@ typedef struct pthread_state {
 	/* after finishing */
 	char *name;          /* last ThreadName of the thread, or NULL */
 	double oncpu_ns;     /* cpu + running time */
+	double total_ns;     /* all its time */
 	int keep;            /* selected by the name patterns (opts.thread_patterns) */
 } pthread_state;
 
@@ -849,7 +850,7 @@ static int add_clocked(nt_profile *p, psession *s, uint32_t si, pthread_state *t
 	int running = (stype >> 4) == 1;
 	double f;
 	if (!t->clk_seen) {
-		f = running ? 1.0 : 0.0; /* no previous clock: the state says */
+		f = 0; /* no previous clock: no CPU time known */
 	} else {
 		double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
 							       : 1e6;
@@ -1243,10 +1244,11 @@ static int threads_finish(nt_profile *p)
 	for (size_t i = 0; i < p->ngroups; i++) {
 		const group *g = &p->groups[i];
 		int cat = final_category(p, g);
-		if (cat != NT_CAT_CPU && cat != NT_CAT_RUNNING)
-			continue;
 		pthread_state *t = find_thread(p, g->session, g->thread_id);
-		if (t)
+		if (!t)
+			continue;
+		t->total_ns += g->weight;
+		if (cat == NT_CAT_CPU || cat == NT_CAT_RUNNING)
 			t->oncpu_ns += g->weight;
 	}
 	return 0;
@@ -1373,6 +1375,14 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	/* Default weights: each sample carries its session's inferred interval; when too few
 	 * samples to infer one, the declared interval, else 1 ms. */
 	if (p->o.compat == NT_COMPAT_NONE) {
+		for (size_t i = 0; i < p->ns; i++) {
+			nt_session_info *si = &p->s[i].info;
+			double iv = si->rate.inferred_interval_ns;
+			si->sample_weight_ns = iv > 0 ? iv
+					       : si->header.expected_sampling_ns
+						       ? (double)si->header.expected_sampling_ns
+						       : 1e6;
+		}
 		for (size_t i = 0; i < p->ngroups; i++) {
 			group *g = &p->groups[i];
 			const nt_session_info *si = &p->s[g->session].info;
@@ -1446,7 +1456,10 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 			continue;
 		if (p->o.nthread_patterns || p->o.hide_idle) {
 			const pthread_state *t = find_thread(p, g->session, g->thread_id);
-			if (t && (!t->keep || (p->o.hide_idle && !(t->oncpu_ns > 0))))
+			/* idle: on a CPU less than 1% of its time (a blocked thread still
+			 * runs now and then, to wake up and block again) */
+			if (t && (!t->keep || (p->o.hide_idle && !(t->oncpu_ns >= 0.01 * t->total_ns &&
+								      t->oncpu_ns > 0))))
 				continue;
 		}
 		const pstack *st = &p->stacks[g->stack];

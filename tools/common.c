@@ -132,6 +132,11 @@ void profile_args_init(profile_args *a)
 void profile_args_free(profile_args *a)
 {
 	free(a->threads);
+	for (size_t i = 0; i < a->nthread_patterns; i++)
+		free(a->thread_patterns[i]);
+	free(a->thread_patterns);
+	a->thread_patterns = NULL;
+	a->nthread_patterns = 0;
 	nt_rules_free(a->rules);
 	nt_subsystems_free(a->subsystems);
 	free(a->symbols);
@@ -167,35 +172,68 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
 	return -tool_error(t, path, &err);
 }
 
+/* --thread TID|NAME,...: an entry of digits is a thread id, anything else a name or glob
+ * (matched when the profile finishes: names come with the trace). */
 static int parse_threads(tool *t, profile_args *a, const char *arg)
 {
 	size_t n = 0;
 	const char *p = arg;
 	free(a->threads);
 	a->threads = NULL;
+	for (size_t i = 0; i < a->nthread_patterns; i++)
+		free(a->thread_patterns[i]);
+	a->nthread_patterns = 0;
 	while (*p) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(p, &end, 0);
-		if (end == p || errno || (*end && *end != ',') || *p == '-') {
-			tool_usage_error(t, "bad thread list '%s': expected TID[,TID...]", arg);
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 0) {
+			tool_usage_error(t, "bad thread list '%s': expected TID or NAME[,...]", arg);
 			return -EXIT_USAGE;
 		}
-		uint64_t *nt = realloc(a->threads, (n + 1) * sizeof(uint64_t));
-		if (!nt) {
-			fprintf(stderr, "%s: out of memory\n", t->prog);
-			return -EXIT_SYSTEM;
+		size_t digits = strspn(p, "0123456789");
+		int is_id = digits == len || (len > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+					      strspn(p + 2, "0123456789abcdefABCDEF") == len - 2);
+		if (is_id) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(p, &end, 0);
+			if (errno || end != p + len) {
+				tool_usage_error(t, "bad thread id in '%s'", arg);
+				return -EXIT_USAGE;
+			}
+			uint64_t *nt = realloc(a->threads, (n + 1) * sizeof(uint64_t));
+			if (!nt) {
+				fprintf(stderr, "%s: out of memory\n", t->prog);
+				return -EXIT_SYSTEM;
+			}
+			a->threads = nt;
+			a->threads[n++] = v;
+		} else {
+			char **np = realloc(a->thread_patterns,
+					    (a->nthread_patterns + 1) * sizeof(char *));
+			char *pat = np ? malloc(len + 1) : NULL;
+			if (np)
+				a->thread_patterns = np;
+			if (!pat) {
+				fprintf(stderr, "%s: out of memory\n", t->prog);
+				return -EXIT_SYSTEM;
+			}
+			memcpy(pat, p, len);
+			pat[len] = '\0';
+			a->thread_patterns[a->nthread_patterns++] = pat;
 		}
-		a->threads = nt;
-		a->threads[n++] = v;
-		p = *end ? end + 1 : end;
+		p += len;
+		if (*p == ',')
+			p++;
 	}
-	if (!n) {
+	if (!n && !a->nthread_patterns) {
 		tool_usage_error(t, "empty thread list");
 		return -EXIT_USAGE;
 	}
 	a->popts.threads = a->threads;
 	a->popts.nthreads = n;
+	a->popts.thread_patterns = (const char *const *)a->thread_patterns;
+	a->popts.nthread_patterns = a->nthread_patterns;
 	return 1;
 }
 
@@ -274,6 +312,13 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		a->symbols = ns;
 		return 1;
 	}
+	case OPT_HIDE_IDLE:
+		a->popts.hide_idle = 1;
+		return 1;
+	case OPT_COLLAPSE_UNRESOLVED:
+	case OPT_NO_COLLAPSE_UNRESOLVED:
+		a->popts.collapse_unresolved = code == OPT_COLLAPSE_UNRESOLVED;
+		return 1;
 	case OPT_THREAD:
 		return parse_threads(t, a, arg);
 	case OPT_RANGE:

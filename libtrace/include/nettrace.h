@@ -641,7 +641,8 @@ typedef struct nt_profile_opts {
 	/* Appended: */
 	int collapse_unresolved;  /* each run of unresolved frames ("?!?": no method or module
 				     covers the address) becomes one "[unresolved]" frame */
-	int hide_idle;            /* drop the threads never on a CPU (no cpu or running time) */
+	int hide_idle;            /* drop the threads never on a CPU: cpu and running time
+				     under 1% of the thread's time */
 	const char *const *thread_patterns; /* keep only the threads whose name matches one of
 				     these globs (fnmatch(3): '*', '?', [...]) or whose id is in
 				     threads; borrowed until nt_profile_free() */
@@ -691,6 +692,9 @@ typedef struct nt_session_info {
 	uint64_t gc_charges;       /* (thread, pause) pairs charged */
 	nt_pauses_info pauses;     /* the runtime's GC pauses and suspensions */
 	nt_symbol_coverage symbols;
+	double sample_weight_ns;   /* the weight of one sample: the inferred interval (else the
+				      declared one, else 1 ms); 0 in the compat modes, whose
+				      weights are intervals between a thread's samples */
 } nt_session_info;
 
 NT_API size_t nt_profile_session_count(nt_profile *p);
