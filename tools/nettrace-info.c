@@ -749,8 +749,11 @@ static void print_text(const summary *s)
 		for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
 			if (!k[i])
 				continue;
-			printf("%s%.1f%% %s", first ? "; unresolved: " : ", ", 100.0 * (double)k[i] / n,
-			       why[i]);
+			double pc = 100.0 * (double)k[i] / n;
+			if (pc < 0.05)
+				printf("%s<0.1%% %s", first ? "; unresolved: " : ", ", why[i]);
+			else
+				printf("%s%.1f%% %s", first ? "; unresolved: " : ", ", pc, why[i]);
 			first = 0;
 		}
 		printf("\n");
