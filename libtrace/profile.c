@@ -991,8 +991,10 @@ static int note_thread_name(nt_profile *p, uint32_t si, const nt_event *ev, uint
 	size_t used = nt_utf16z_dup(v.raw, v.raw_len, &name);
 	if (used == (size_t)-1)
 		return -1;
-	if (used == 0 || !name)
+	if (used == 0 || !name || !name[0]) {
+		free(name); /* an empty name: the thread is gone, its name stays */
 		return 0;
+	}
 	pthread_state *t = get_thread(p, si, tid);
 	if (!t) {
 		free(name);
