@@ -373,7 +373,7 @@ static void test_tree_top_down_sums(void)
 	is_int(nt_tree_node_count(t), 9, "9 nodes: root, Main, Slow, Work, Fast, Work, Rec x3");
 	ok(check_invariants(t, 1, 0) == 9, "total = self + children, categories add up, order holds");
 	ok(root->total_ns > 0 && m && m->total_ns == root->total_ns, "weights are set (ns)");
-	is_u64(root->cat_samples[NT_CAT_CPU], 12, "managed samples without rules are cpu");
+	is_u64(root->cat_samples[NT_CAT_RUNNING], 12, "managed samples without rules (no CPU clock) are running");
 	nt_tree_free(t);
 	nt_profile_free(p);
 }
@@ -568,8 +568,8 @@ static void test_tree_categories(void)
 	nt_tree *t = make_tree(p, 0, 0, 0, 1);
 	const nt_tree_node *m = t ? at(t, "Main", NULL, NULL, NULL) : NULL;
 	ok(m && m->cat_samples[NT_CAT_LOCK] == 2 && m->cat_samples[NT_CAT_EXTERNAL] == 1 &&
-		   m->cat_samples[NT_CAT_CPU] == 1,
-	   "Main: lock 2, external 1, cpu 1");
+		   m->cat_samples[NT_CAT_RUNNING] == 1,
+	   "Main: lock 2, external 1, running 1");
 	const nt_tree_node *w = t ? at(t, "Main", "Work", NULL, NULL) : NULL;
 	ok(w && w->cat_samples[NT_CAT_LOCK] == 0 && w->cat_samples[NT_CAT_EXTERNAL] == 1,
 	   "Main>Work: external 1, no lock");
@@ -583,10 +583,10 @@ static void test_tree_categories(void)
 	o.no_header = 1;
 	char *text = t ? render(t, &o) : NULL;
 	is_str(text,
-	       " total%    self%   samples     cpu%    lock%  external%  frame\n"
-	       " 100.0%     0.0%         4    25.0%    50.0%      25.0%  app!App.Main()\n"
-	       "  50.0%    50.0%         2     0.0%    50.0%       0.0%    app!App.Lock()\n"
-	       "  50.0%    50.0%         2    25.0%     0.0%      25.0%    app!App.Work()\n",
+	       " total%    self%   samples    lock%  external%  running%  frame\n"
+	       " 100.0%     0.0%         4    50.0%      25.0%     25.0%  app!App.Main()\n"
+	       "  50.0%    50.0%         2    50.0%       0.0%      0.0%    app!App.Lock()\n"
+	       "  50.0%    50.0%         2     0.0%      25.0%     25.0%    app!App.Work()\n",
 	       "--by-category columns: categories present, share of the total");
 	free(text);
 	nt_tree_free(t);
@@ -633,7 +633,7 @@ static void test_tree_empty_stack_and_empty_tree(void)
 	char *text = t ? render(t, &o) : NULL;
 	is_str(text,
 	       "Sessions:  1\n"
-	       "  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s\n"
+	       "  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s; 1 sample = 1.000 ms (declared 1.000 ms)\n"
 	       "Samples:   0\n"
 	       "Selected:  range 3600s..\n"
 	       "View:      top-down (callees below each caller)\n"
@@ -667,7 +667,7 @@ static void test_tree_render(void)
 	       "  16.7%     0.0%         2      app!App.Rec()\n"
 	       "  16.7%    16.7%         2        app!App.Rec()\n",
 	       "full tree: depth-first, two spaces per level");
-	ok(s && strstr(s, "Sessions:  1\n  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s\n"
+	ok(s && strstr(s, "Sessions:  1\n  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s; 1 sample = 1.000 ms (declared 1.000 ms)\n"
 			  "Samples:   12\n") != NULL,
 	   "header: sessions with their span, samples");
 	ok(s && !strstr(s, "Time:"), "no Time line with unit samples");
