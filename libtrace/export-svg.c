@@ -84,6 +84,25 @@ static rgb cat_color(int cat, const double v[3])
 	return c;
 }
 
+/* A per-thread root: "NAME (TID)" or "Thread (TID)" (nt_profile_thread_label()). */
+static int is_thread_label(nt_xframe name)
+{
+	size_t n = name.n;
+	if (n > 4 && name.s[n - 1] == ']') { /* " [S]": several sessions */
+		size_t j = n - 1;
+		while (j > 0 && name.s[j - 1] >= '0' && name.s[j - 1] <= '9')
+			j--;
+		if (j >= 2 && name.s[j - 1] == '[' && name.s[j - 2] == ' ')
+			n = j - 2;
+	}
+	if (n < 4 || name.s[n - 1] != ')')
+		return 0;
+	size_t k = n - 1;
+	while (k > 0 && name.s[k - 1] >= '0' && name.s[k - 1] <= '9')
+		k--;
+	return k >= 3 && k < n - 1 && name.s[k - 1] == '(' && name.s[k - 2] == ' ';
+}
+
 static rgb node_color(svg_ctx *c, size_t i)
 {
 	const nt_fnode *n = nt_ftree_node(c->t, i);
@@ -99,7 +118,7 @@ static rgb node_color(svg_ctx *c, size_t i)
 	}
 	double v[3];
 	name_rand(name, v);
-	if (i == 0 || (name.n > 8 && memcmp(name.s, "Thread (", 8) == 0)) {
+	if (i == 0 || (n->depth == 1 && is_thread_label(name))) {
 		rgb g = {clamp255(195 + 30 * v[0]), clamp255(195 + 30 * v[0]), clamp255(200 + 30 * v[0])};
 		return g;
 	}

@@ -63,8 +63,6 @@ typedef struct group {
 				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
 	uint64_t samples;
 	double weight;       /* compat weight in ns (NONE: set when finishing) */
-	double units;        /* NONE: sampling intervals charged (a sample split between cpu
-				and ready charges a fraction of one to each) */
 	double extra_ns;     /* NONE: time charged without a sample (GC pauses), ns */
 	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
 } group;
@@ -93,7 +91,7 @@ typedef struct pthread_state {
 	int clk_seen;        /* clk_cpu and clk_ns hold its previous sample's clock */
 	uint64_t clk_cpu;    /* CpuTimeNs of that sample */
 	int64_t clk_ns;      /* its time, ns since the session start */
-	double clk_carry;    /* CPU time beyond its interval, carried to the next (ns) */
+	double clk_carry;    /* CPU time used and not charged to a cpu sample yet (ns) */
 	/* GC pauses (NONE mode) */
 	int seen;            /* sampled at least once */
 	int64_t last_ns;     /* time of its previous sample */
@@ -695,7 +693,6 @@ static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
 	group *g = &p->groups[gi];
 	g->samples++;
 	g->weight += w;
-	g->units += 1;
 	if (p->o.when && when_add(p, gi, tns))
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording sample times");
 	if (!p->o.sample_fn)
@@ -835,46 +832,39 @@ static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state 
 	return 0;
 }
 
-/* NONE mode, a selected sample with the thread's CPU clock: the share of its interval the
- * thread ran is cpu, the rest ready when the thread was runnable, or what the rules and its
- * state say when it was blocked. The share is the clock's delta since the thread's previous
- * sample over the session's declared interval, at most 1; CPU time beyond one interval
- * carries to the thread's next samples. Not the time since the previous sample: the
- * sampler gives the rounds a thread missed while it waited for a CPU the time of the round
- * it answered, so a thread's samples come in runs with one timestamp, and the clock's delta
- * of the whole run falls on its first sample. The sample counts in the group of the larger
- * share. */
+/* NONE mode, a selected sample with the thread's CPU clock: cpu when the thread ran, else
+ * ready when it was runnable, or what the rules and its state say when it was blocked.
+ * "Ran" is decided by the CPU time the clock says the thread used and no sample has been
+ * charged yet (its credit): the clock's delta since the thread's previous sample is added,
+ * and a sample is cpu when the credit reaches half a sampling interval (the declared one),
+ * which it then takes off. The thread's cpu samples times the interval are then its CPU
+ * time within half an interval, every sample stays one sample of one category (so counts,
+ * SQL rows and weights agree), and a thread that ran a third of the time has a third of its
+ * samples cpu. Not the time since the previous sample: the sampler gives the rounds a
+ * thread missed while it waited for a CPU the time of the round it answered, so a thread's
+ * samples come in runs with one timestamp, and the delta of the whole run falls on its
+ * first sample. The first sample of a thread has no delta (ready or blocked). */
 static int add_clocked(nt_profile *p, psession *s, uint32_t si, pthread_state *t, uint32_t st,
 		       uint8_t stype, uint64_t cpu, const nt_event *ev, nt_error *err)
 {
 	int running = (stype >> 4) == 1;
-	double f;
-	if (!t->clk_seen) {
-		f = 0; /* no previous clock: no CPU time known */
-	} else {
-		double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
-							       : 1e6;
-		double avail = (cpu >= t->clk_cpu ? (double)(cpu - t->clk_cpu) : 0.0) + t->clk_carry;
-		double use = avail < w ? avail : w;
-		f = use / w;
-		t->clk_carry = avail - use;
+	double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
+						       : 1e6;
+	int on_cpu = 0;
+	if (t->clk_seen) {
+		t->clk_carry += cpu >= t->clk_cpu ? (double)(cpu - t->clk_cpu) : 0.0;
 		if (t->clk_carry > 1e10)
 			t->clk_carry = 1e10; /* a clock jump, not CPU time to spread */
+		if (t->clk_carry >= w / 2) {
+			on_cpu = 1;
+			t->clk_carry -= w;
+		}
 	}
-	uint8_t rest = running ? NT_CAT_READY : 0xFF;
-	int64_t gcpu = -1, grest = -1;
-	if (f > 0 && (gcpu = thread_group(p, t, si, st, NT_CAT_CPU, stype)) < 0)
+	int64_t gi = thread_group(p, t, si, st, on_cpu ? NT_CAT_CPU : running ? NT_CAT_READY : 0xFF,
+				  stype);
+	if (gi < 0)
 		return NOMEM(p, err);
-	if (f < 1 && (grest = thread_group(p, t, si, st, rest, stype)) < 0)
-		return NOMEM(p, err);
-	int64_t major = f >= 0.5 ? gcpu : grest, minor = f >= 0.5 ? grest : gcpu;
-	int rc = add_to(p, major, 0, ev->timestamp, ev->time_ns, err);
-	double fmajor = major == gcpu ? f : 1 - f;
-	p->groups[major].units += fmajor - 1;
-	if (minor >= 0)
-		p->groups[minor].units += 1 - fmajor;
-	t->last_group = major;
-	return rc;
+	return add_to(p, gi, 0, ev->timestamp, ev->time_ns, err);
 }
 
 static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
@@ -1392,7 +1382,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			if (!(iv > 0))
 				iv = si->header.expected_sampling_ns ? si->header.expected_sampling_ns
 								     : 1e6;
-			g->weight = g->units * iv + g->extra_ns;
+			g->weight = (double)g->samples * iv + g->extra_ns;
 		}
 	}
 	if (threads_finish(p))

@@ -686,7 +686,8 @@ typedef struct nt_session_info {
 	int truncated;
 	/* Appended: */
 	uint64_t clocked_samples;  /* samples that carry the thread's CPU clock (our sampler's
-				      ThreadSample v1): their time splits into cpu and ready */
+				      ThreadSample v1): cpu as the clock says, else ready or
+				      blocked */
 	double gc_charged_ns;      /* GC pause time charged as gc to the threads that sat in
 				      the pauses, summed over threads (compat modes: 0) */
 	uint64_t gc_charges;       /* (thread, pause) pairs charged */
