@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LINES = OPT_PROFILE_LAST };
+enum { OPT_LINES = OPT_PROFILE_LAST, OPT_NO_SYMBOLS };
 
 static const tool_opt info_opts[] = {
 	{"json", no_argument, 'j', NULL,
@@ -22,6 +22,8 @@ static const tool_opt info_opts[] = {
 	{"lines", no_argument, OPT_LINES, NULL,
 	 "also report the source-line coverage of managed frames and why frames lack lines"},
 	TOOL_SYMBOLS_OPT,
+	{"no-symbols", no_argument, OPT_NO_SYMBOLS, NULL,
+	 "skip the symbol coverage (a second read of the file, as long as the first)"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -35,6 +37,7 @@ typedef struct info_cfg {
 	int nfiles;         /* FILE operands (JSON: >1 -> array) */
 	int lines;          /* --lines */
 	profile_args pa;    /* --symbols, for --lines */
+	int no_symbols;     /* --no-symbols */
 } info_cfg;
 
 /* ------------------------------------------------------------------ small hash tables */
@@ -998,7 +1001,8 @@ static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *p
 					lrp = &lr;
 			}
 		}
-		symbols_pass(&s);
+		if (!cfg->no_symbols)
+			symbols_pass(&s);
 		if (cfg->json) {
 			if (cfg->nfiles > 1)
 				printf("%s\n", *printed ? "," : "");
@@ -1124,6 +1128,7 @@ int main(int argc, char **argv)
 		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case 'j': cfg.json = 1; break;
+		case OPT_NO_SYMBOLS: cfg.no_symbols = 1; break;
 		case 'e': cfg.events = 1; break;
 		case 's': cfg.stacks = 1; break;
 		case 'n':
