@@ -52,6 +52,10 @@ typedef struct pstack {
 	uint32_t nnames;     /* its frames there: depth, more where native IPs expand into
 				inlined functions (after finish) */
 	int sub;             /* subsystem (after finish, opts.subsystems), -1 none */
+	int collapsed;       /* opts.collapse_unresolved dropped frames: its addresses are
+				p->cips[cips_off .. + ncips), one per remaining frame's IP */
+	size_t cips_off;
+	uint32_t ncips;
 } pstack;
 
 typedef struct group {
@@ -153,6 +157,8 @@ struct nt_profile {
 	size_t nativescap;
 	int finished;
 	char *collapsed;      /* "[unresolved]" (opts.collapse_unresolved), a frame name */
+	uint64_t *cips;       /* the addresses of the collapsed stacks (pstack.collapsed) */
+	size_t ncips, cipscap;
 
 	/* subsystems (opts.subsystems) */
 	nt_subsystems *own_subs;
@@ -247,6 +253,7 @@ void nt_profile_free(nt_profile *p)
 	free(p->th);
 	free(p->names);
 	free(p->collapsed);
+	free(p->cips);
 	free(p->natives);
 	free(p->threads);
 	nt_rules_free(p->own_rules);
@@ -305,6 +312,7 @@ static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips
 	s->off = p->nips;
 	s->hash = h;
 	s->rule_cat = -1;
+	s->collapsed = 0;
 	s->names_off = 0;
 	if (n)
 		memcpy(p->ips + p->nips, ips, n * sizeof(uint64_t));
@@ -1183,7 +1191,10 @@ static void coverage(nt_profile *p)
 }
 
 /* opts.collapse_unresolved: each run of "?!?" frames of a stack becomes one
- * "[unresolved]" frame (names and natives compacted in place). */
+ * "[unresolved]" frame (names and natives compacted in place). A dropped frame is a
+ * managed lookup, one frame per address: its address goes too (into p->cips), so that the
+ * groups' addresses stay one per frame's IP (nt_sample_group.ips), the first of the run
+ * for the "[unresolved]" frame. */
 static int collapse_unresolved(nt_profile *p)
 {
 	if (!p->collapsed && !(p->collapsed = nt_strdup("[unresolved]")))
@@ -1192,14 +1203,35 @@ static int collapse_unresolved(nt_profile *p)
 		pstack *st = &p->stacks[i];
 		const char **nm = p->names + st->names_off;
 		const nt_native_frame **nf = p->natives + st->names_off;
-		uint32_t k = 0;
+		const uint64_t *ips = p->ips + st->off;
+		uint32_t k = 0, j = 0; /* frames kept; the IP of frame d */
+		size_t c0 = p->ncips;
 		for (uint32_t d = 0; d < st->nnames; d++) {
 			int un = !nf[d] && is_unresolved(nm[d]);
-			if (un && k > 0 && nm[k - 1] == p->collapsed)
+			int ends_ip = !nf[d] || nf[d]->inline_depth == 0;
+			if (un && k > 0 && nm[k - 1] == p->collapsed) {
+				if (!st->collapsed) {
+					/* first drop: the addresses of the frames kept so far */
+					if (nt_grow((void **)&p->cips, &p->cipscap, c0 + st->depth + 1,
+						    sizeof(uint64_t)))
+						return -1;
+					memcpy(p->cips + c0, ips, j * sizeof(uint64_t));
+					p->ncips = c0 + j;
+					st->collapsed = 1;
+				}
+				j += ends_ip;
 				continue;
+			}
+			if (st->collapsed && ends_ip && j < st->depth)
+				p->cips[p->ncips++] = ips[j];
+			j += ends_ip;
 			nm[k] = un ? p->collapsed : nm[d];
 			nf[k] = un ? NULL : nf[d];
 			k++;
+		}
+		if (st->collapsed) {
+			st->cips_off = c0;
+			st->ncips = (uint32_t)(p->ncips - c0);
 		}
 		st->nnames = k;
 	}
@@ -1466,8 +1498,8 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		sg.frames = p->names + st->names_off;
 		sg.group = (uint32_t)i;
 		sg.stack = g->stack;
-		sg.ips = p->ips + st->off;
-		sg.nips = st->depth;
+		sg.ips = st->collapsed ? p->cips + st->cips_off : p->ips + st->off;
+		sg.nips = st->collapsed ? st->ncips : st->depth;
 		sg.subsystem = st->sub;
 		sg.frame_subsystems = p->frame_subs ? p->frame_subs + st->names_off : NULL;
 		sg.when = p->when_bins ? p->when_bins + p->when_off[i] : NULL;

@@ -769,6 +769,45 @@ static void test_tree_errors(void)
 	nt_profile_free(p);
 }
 
+/* collapse_unresolved: a run of "?!?" frames becomes one "[unresolved]" frame, and the
+ * group's addresses stay one per frame (the run's first, leaf-most, for it). */
+typedef struct collapse_seen {
+	int groups, good;
+} collapse_seen;
+
+static int collapse_cb(void *ctx, const nt_sample_group *g)
+{
+	collapse_seen *c = ctx;
+	c->groups++;
+	c->good = g->depth == 3 && g->nips == 3 && strstr(g->frames[0], "Work") != NULL &&
+		  strcmp(g->frames[1], "[unresolved]") == 0 && strstr(g->frames[2], "Main") != NULL &&
+		  g->ips[0] == IP(M_WORK) && g->ips[1] == IP(10) && g->ips[2] == IP(M_MAIN);
+	return 0;
+}
+
+static void test_tree_collapse_unresolved(void)
+{
+	static const tsample s[] = {{100, 2, {M_MAIN + 1, 10, 11, M_WORK + 1}}};
+	nt_profile_opts po;
+	memset(&po, 0, sizeof po);
+	po.sz = sizeof po;
+	po.collapse_unresolved = 1;
+	nt_profile *p = make_profile(s, 1, 1, &po);
+	collapse_seen c = {0, 0};
+	ok(p && nt_profile_foreach(p, collapse_cb, &c) == 0 && c.groups == 1 && c.good,
+	   "collapse_unresolved: Work;?!?;?!?;Main is Work;[unresolved];Main, one address per frame");
+	const nt_session_info *si = p ? nt_profile_session(p, 0) : NULL;
+	ok(si && si->symbols.frames == 4 && si->symbols.resolved == 2 && si->symbols.no_method == 2,
+	   "symbol coverage: 2 of 4 frames resolved, 2 with no method covering them");
+	nt_profile_free(p);
+	po.collapse_unresolved = 0;
+	p = make_profile(s, 1, 1, &po);
+	c.groups = 0;
+	ok(p && nt_profile_foreach(p, collapse_cb, &c) == 0 && c.groups == 1 && !c.good,
+	   "without collapse_unresolved the frames stay");
+	nt_profile_free(p);
+}
+
 int main(void)
 {
 	test_tree_top_down_sums();
@@ -781,5 +820,6 @@ int main(void)
 	test_tree_empty_stack_and_empty_tree();
 	test_tree_render();
 	test_tree_errors();
+	test_tree_collapse_unresolved();
 	return tap_done();
 }
