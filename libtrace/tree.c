@@ -112,11 +112,10 @@ typedef struct tsession {
 
 struct nt_tree {
 	nt_tree_opts o;
-	nt_profile *prof;     /* while building, for o.lines */
+	nt_profile *prof;     /* while building: o.lines, thread labels */
 	char *linebuf;        /* o.lines: "NAME at FILE:LINE" */
 	size_t linecap;
 	pchunk *pool;
-	nt_profile *prof;     /* while building: thread labels */
 
 	tname *names;
 	size_t nnames, namecap;
@@ -762,7 +761,6 @@ static int when_range_cb(void *ctx, const nt_sample_group *g)
  * Subsystems: one entry per name of the profile's rules, after "other". */
 static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
 {
-	t->prof = p;
 	if (t->o.when_buckets) {
 		nt_when_grid gr;
 		if (t->o.when_buckets > NT_WHEN_MAX_BUCKETS)
