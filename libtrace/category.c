@@ -38,7 +38,7 @@
 
 /* A char array, not an array of pointers: keeps the table in .rodata (no relocations). */
 static const char cat_names[NT_CAT_COUNT][9] = {
-	"cpu", "lock", "io", "sleep", "wait", "gc", "external", "unknown",
+	"cpu", "lock", "io", "sleep", "wait", "gc", "external", "unknown", "ready", "running",
 };
 
 const char *nt_category_name(int cat)

@@ -298,8 +298,19 @@ static int on_stack(void *ctx, const nt_xstack *st)
 		pb_varint(&c->packed, (uint64_t)time_value(c, st->value));
 	}
 	pb_msg(&c->msg, SAMPLE_VALUE, &c->packed);
-	if (st->has_thread)
+	if (st->has_thread) {
 		label(c, c->s_thread, 1, (int64_t)st->thread_id, 0);
+		/* the thread's name where the trace gives one, as the other exports show it */
+		const char *tn = st->profile
+					 ? nt_profile_thread_name(st->profile, st->session, st->thread_id)
+					 : NULL;
+		if (tn && tn[0]) {
+			int64_t k = lit(c, "thread_name"), v = lit(c, tn);
+			if (k < 0 || v < 0)
+				goto nomem;
+			label(c, (uint32_t)k, 0, 0, (uint32_t)v);
+		}
+	}
 	if (st->category >= 0 && st->category < NT_CAT_COUNT) {
 		int64_t cs = lit(c, nt_category_name(st->category));
 		if (cs < 0)

@@ -279,12 +279,9 @@ int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 	}
 	if (profile_input) {
 		for (size_t i = 0; i < c.nprofs && o.rc == 0; i++) {
-			char pn[80];
-			if (c.max_session > 0)
-				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ") [%" PRIu32 "]",
-					 c.profs[i].thread_id, c.profs[i].session + 1);
-			else
-				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ")", c.profs[i].thread_id);
+			char pn[160];
+			nt_profile_thread_label(nt_stacks_profile(s), c.profs[i].session,
+						c.profs[i].thread_id, c.max_session > 0, pn, sizeof pn);
 			if (c.nprofs != 1 || i > 0)
 				nt_out_str(&o, ",\n");
 			write_profile(&c, &o, pn, strlen(pn), (long)i, c.profs[i].total, unit);

@@ -177,10 +177,16 @@ static const char *made_get(nt_stacks *s, uint64_t key, char *(*make)(const void
 	return m;
 }
 
+typedef struct thread_arg {
+	nt_profile *p;
+	const nt_sample_group *g;
+} thread_arg;
+
 static char *make_thread(const void *arg)
 {
-	char tmp[48];
-	snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", *(const uint64_t *)arg);
+	const thread_arg *a = arg;
+	char tmp[160];
+	nt_profile_thread_label(a->p, a->g->session, a->g->thread_id, 0, tmp, sizeof tmp);
 	return nt_strdup(tmp);
 }
 
@@ -199,7 +205,7 @@ static char *make_clean(const void *arg)
 
 static const char *const CAT_FRAMES[NT_CAT_COUNT + 1] = {
 	"[cpu]", "[lock]", "[io]", "[sleep]", "[wait]", "[gc]", "[external]", "[unknown]",
-	"[unknown]",
+	"[ready]", "[running]", "[unknown]",
 };
 
 typedef struct pwalk {
@@ -229,7 +235,8 @@ static int on_group(void *ctx, const nt_sample_group *g)
 	size_t n = 0;
 	if (o->per_thread) {
 		uint64_t key = g->thread_id & ~(1ull << 63);
-		const char *t = made_get(s, key, make_thread, &g->thread_id);
+		thread_arg ta = {s->p, g};
+		const char *t = made_get(s, key, make_thread, &ta);
 		if (!t || push_frame(s, &n, t))
 			goto nomem;
 	}

@@ -76,10 +76,31 @@ static rgb cat_color(int cat, const double v[3])
 	case NT_CAT_WAIT: r = 190 + 55 * v[0], g = 180 + 55 * v[0], b = 40 + 30 * v[1]; break;
 	case NT_CAT_GC: r = 60 + 60 * v[0], g = 175 + 60 * v[1], b = 60 + 60 * v[2]; break;
 	case NT_CAT_EXTERNAL: r = 175 + 40 * v[0], g = 145 + 40 * v[0], b = 110 + 40 * v[1]; break;
+	case NT_CAT_READY: r = 235 + 20 * v[0], g = 160 + 40 * v[1], b = 150 + 40 * v[2]; break;
+	case NT_CAT_RUNNING: r = 205 + 50 * v[2], g = 120 + 80 * v[0], b = 40 + 30 * v[1]; break;
 	default: r = g = b = 150 + 60 * v[0]; break;
 	}
 	rgb c = {clamp255(r), clamp255(g), clamp255(b)};
 	return c;
+}
+
+/* A per-thread root: "NAME (TID)" or "Thread (TID)" (nt_profile_thread_label()). */
+static int is_thread_label(nt_xframe name)
+{
+	size_t n = name.n;
+	if (n > 4 && name.s[n - 1] == ']') { /* " [S]": several sessions */
+		size_t j = n - 1;
+		while (j > 0 && name.s[j - 1] >= '0' && name.s[j - 1] <= '9')
+			j--;
+		if (j >= 2 && name.s[j - 1] == '[' && name.s[j - 2] == ' ')
+			n = j - 2;
+	}
+	if (n < 4 || name.s[n - 1] != ')')
+		return 0;
+	size_t k = n - 1;
+	while (k > 0 && name.s[k - 1] >= '0' && name.s[k - 1] <= '9')
+		k--;
+	return k >= 3 && k < n - 1 && name.s[k - 1] == '(' && name.s[k - 2] == ' ';
 }
 
 static rgb node_color(svg_ctx *c, size_t i)
@@ -97,7 +118,7 @@ static rgb node_color(svg_ctx *c, size_t i)
 	}
 	double v[3];
 	name_rand(name, v);
-	if (i == 0 || (name.n > 8 && memcmp(name.s, "Thread (", 8) == 0)) {
+	if (i == 0 || (n->depth == 1 && is_thread_label(name))) {
 		rgb g = {clamp255(195 + 30 * v[0]), clamp255(195 + 30 * v[0]), clamp255(200 + 30 * v[0])};
 		return g;
 	}

@@ -21,6 +21,7 @@ typedef struct fline {
 
 typedef struct fold_ctx {
 	const nt_fold_opts *o;
+	nt_profile *p;
 	const nt_subsystems *subs; /* the profile's, for subsystem_frame */
 	fline *lines;
 	size_t n, cap;
@@ -146,7 +147,7 @@ static int on_group(void *ctx, const nt_sample_group *g)
 		first = 0;                                                                  \
 	} while (0)
 	if (o->per_thread) {
-		snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", g->thread_id);
+		nt_profile_thread_label(c->p, g->session, g->thread_id, 0, tmp, sizeof tmp);
 		SEP();
 		if (bput(c, tmp, strlen(tmp)))
 			goto nomem;
@@ -234,6 +235,7 @@ int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink, 
 	fold_ctx c;
 	memset(&c, 0, sizeof c);
 	c.o = &o;
+	c.p = p;
 	c.subs = nt_profile_subsystems(p);
 	if (o.subsystem_frame != NT_CATFRAME_NONE && !c.subs)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "subsystem frames need a profile that "

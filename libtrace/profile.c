@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "pdb.h"
 
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -53,6 +54,10 @@ typedef struct pstack {
 	int sub;             /* subsystem (after finish, opts.subsystems), -1 none */
 	uint64_t pid;        /* Universal sessions: the process whose addresses these are
 				(0 otherwise); part of the stack's identity */
+	int collapsed;       /* opts.collapse_unresolved dropped frames: its addresses are
+				p->cips[cips_off .. + ncips), one per remaining frame's IP */
+	size_t cips_off;
+	uint32_t ncips;
 } pstack;
 
 typedef struct group {
@@ -63,7 +68,8 @@ typedef struct group {
 	uint8_t stype;       /* sample type / TraceEvent interval kind (low 4 bits) and the
 				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
 	uint64_t samples;
-	double weight;       /* compat weight in ns (NONE: unused) */
+	double weight;       /* compat weight in ns (NONE: set when finishing) */
+	double extra_ns;     /* NONE: time charged without a sample (GC pauses), ns */
 	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
 	uint8_t own_weight;  /* weight given per sample (Universal cpu/cswitch): kept */
 } group;
@@ -88,6 +94,22 @@ typedef struct pthread_state {
 	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
 	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
 	int64_t last_group;  /* group of its previous counted sample, -1 none (thread_group) */
+	/* the CPU clock of ThreadSample v1 (NONE mode) */
+	int clk_seen;        /* clk_cpu and clk_ns hold its previous sample's clock */
+	uint64_t clk_cpu;    /* CpuTimeNs of that sample */
+	int64_t clk_ns;      /* its time, ns since the session start */
+	double clk_carry;    /* CPU time used and not charged to a cpu sample yet (ns) */
+	/* GC pauses (NONE mode) */
+	int seen;            /* sampled at least once */
+	int64_t last_ns;     /* time of its previous sample */
+	int64_t last_stack;  /* stack of its previous selected sample, -1 none */
+	uint8_t last_stype;
+	size_t next_pause;   /* first pause of the session not yet considered for it */
+	/* after finishing */
+	char *name;          /* last ThreadName of the thread, or NULL */
+	double oncpu_ns;     /* cpu + running time */
+	double total_ns;     /* all its time */
+	int keep;            /* selected by the name patterns (opts.thread_patterns) */
 } pthread_state;
 
 typedef struct psession {
@@ -97,8 +119,9 @@ typedef struct psession {
 	nt_native *native;   /* native symbols from ModuleMap events (sym-dwarf.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
-	int gc_active;
+	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
+	nt_idmap tids;       /* thread id -> index into p->th (after finishing) */
 	/* nt_event.stack_key -> interned stack: the key's low half indexes the cache, the high
 	 * half (the reader's stack generation) invalidates it, so a sample whose stack was
 	 * seen in the current region costs no hashing of its IPs */
@@ -137,6 +160,9 @@ struct nt_profile {
 	const nt_native_frame **natives; /* per names[] entry: its native frame or NULL */
 	size_t nativescap;
 	int finished;
+	char *collapsed;      /* "[unresolved]" (opts.collapse_unresolved), a frame name */
+	uint64_t *cips;       /* the addresses of the collapsed stacks (pstack.collapsed) */
+	size_t ncips, cipscap;
 
 	/* subsystems (opts.subsystems) */
 	nt_subsystems *own_subs;
@@ -215,6 +241,8 @@ void nt_profile_free(nt_profile *p)
 		nt_native_free(p->s[i].native);
 		nt_mlines_free(p->s[i].mlines);
 		nt_rate_free(p->s[i].rate);
+		nt_pauses_free(p->s[i].pauses);
+		nt_idmap_free(&p->s[i].tids);
 		free(p->s[i].name);
 		free(p->s[i].gaps);
 		free(p->s[i].key_cache);
@@ -225,8 +253,12 @@ void nt_profile_free(nt_profile *p)
 	free(p->stack_ht);
 	free(p->groups);
 	free(p->group_ht);
+	for (size_t i = 0; i < p->nth; i++)
+		free(p->th[i].name);
 	free(p->th);
 	free(p->names);
+	free(p->collapsed);
+	free(p->cips);
 	free(p->natives);
 	free(p->threads);
 	nt_rules_free(p->own_rules);
@@ -286,6 +318,7 @@ static int64_t intern_stack_pid(nt_profile *p, uint32_t session, uint64_t pid,
 	s->off = p->nips;
 	s->hash = h;
 	s->rule_cat = -1;
+	s->collapsed = 0;
 	s->names_off = 0;
 	s->pid = pid;
 	if (n)
@@ -411,6 +444,7 @@ static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 	t->session = session;
 	t->te_cpu_group = t->te_block_group = -1;
 	t->last_group = -1;
+	t->last_stack = -1;
 	return t;
 }
 
@@ -646,8 +680,8 @@ const nt_subsystems *nt_profile_subsystems(const nt_profile *p)
 
 static int thread_selected(const nt_profile *p, uint64_t tid)
 {
-	if (!p->o.nthreads)
-		return 1;
+	if (!p->o.nthreads || p->o.nthread_patterns)
+		return 1; /* names are known at the end: filtered when finishing */
 	for (size_t i = 0; i < p->o.nthreads; i++)
 		if (p->o.threads[i] == tid)
 			return 1;
@@ -691,7 +725,7 @@ static uint8_t bracket_cat(const psession *s, const pthread_state *t)
 {
 	if (t->contention)
 		return NT_CAT_LOCK;
-	if (s->gc_active)
+	if (nt_pauses_in_gc(s->pauses))
 		return NT_CAT_GC;
 	if (t->waiting)
 		return NT_CAT_WAIT;
@@ -778,6 +812,81 @@ static int pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, ui
 	return rc;
 }
 
+/* The thread's CPU clock at a ThreadSample of version >= 1 (our sampler): 1 and *cpu, or 0
+ * (runtime samples have none). */
+static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
+{
+	nt_value v;
+	if (!ev->meta || ev->meta->version < 1 ||
+	    !nt_event_field(ev, s->info.header.pointer_size, "CpuTimeNs", &v))
+		return 0;
+	*cpu = v.u;
+	return 1;
+}
+
+/* GC pauses (NONE mode): the pauses that began after thread t's previous sample and ended
+ * by this one (at now) are time the thread sat suspended; each is charged as gc to the
+ * stack of that previous sample (its last known stack), without a sample. A thread first
+ * sampled after a pause, or sampled inside one, did not sit in it. */
+static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state *t, int64_t now)
+{
+	const nt_pauses_info *in = nt_pauses_result(s->pauses);
+	if (!t->seen) {
+		t->next_pause = in->nlist;
+		return 0;
+	}
+	for (; t->next_pause < in->nlist; t->next_pause++) {
+		const nt_pause *pa = &in->list[t->next_pause];
+		if (pa->end_ns > now)
+			break;
+		if (pa->start_ns < t->last_ns || t->last_stack < 0)
+			continue;
+		int64_t gi = thread_group(p, t, si, (uint32_t)t->last_stack, NT_CAT_GC, t->last_stype);
+		if (gi < 0)
+			return -1;
+		double len = (double)(pa->end_ns - pa->start_ns);
+		p->groups[gi].extra_ns += len;
+		s->info.gc_charged_ns += len;
+		s->info.gc_charges++;
+	}
+	return 0;
+}
+
+/* NONE mode, a selected sample with the thread's CPU clock: cpu when the thread ran, else
+ * ready when it was runnable, or what the rules and its state say when it was blocked.
+ * "Ran" is decided by the CPU time the clock says the thread used and no sample has been
+ * charged yet (its credit): the clock's delta since the thread's previous sample is added,
+ * and a sample is cpu when the credit reaches half a sampling interval (the declared one),
+ * which it then takes off. The thread's cpu samples times the interval are then its CPU
+ * time within half an interval, every sample stays one sample of one category (so counts,
+ * SQL rows and weights agree), and a thread that ran a third of the time has a third of its
+ * samples cpu. Not the time since the previous sample: the sampler gives the rounds a
+ * thread missed while it waited for a CPU the time of the round it answered, so a thread's
+ * samples come in runs with one timestamp, and the delta of the whole run falls on its
+ * first sample. The first sample of a thread has no delta (ready or blocked). */
+static int add_clocked(nt_profile *p, psession *s, uint32_t si, pthread_state *t, uint32_t st,
+		       uint8_t stype, uint64_t cpu, const nt_event *ev, nt_error *err)
+{
+	int running = (stype >> 4) == 1;
+	double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
+						       : 1e6;
+	int on_cpu = 0;
+	if (t->clk_seen) {
+		t->clk_carry += cpu >= t->clk_cpu ? (double)(cpu - t->clk_cpu) : 0.0;
+		if (t->clk_carry > 1e10)
+			t->clk_carry = 1e10; /* a clock jump, not CPU time to spread */
+		if (t->clk_carry >= w / 2) {
+			on_cpu = 1;
+			t->clk_carry -= w;
+		}
+	}
+	int64_t gi = thread_group(p, t, si, st, on_cpu ? NT_CAT_CPU : running ? NT_CAT_READY : 0xFF,
+				  stype);
+	if (gi < 0)
+		return NOMEM(p, err);
+	return add_to(p, gi, 0, ev->timestamp, ev->time_ns, err);
+}
+
 static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event *ev,
 			 uint32_t type, nt_error *err)
 {
@@ -790,21 +899,46 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	if (!t)
 		return NOMEM(p, err);
 	int selected = thread_selected(p, ev->thread_id) && time_selected(p, ev);
-	int64_t gi = -1;
+	int64_t gi = -1, st = -1;
 	int compat = p->o.compat;
+	uint8_t stype = 0;
+	uint64_t cpu = 0;
+	int clocked = compat == NT_COMPAT_NONE && sample_clock(s, ev, &cpu);
+	if (clocked)
+		s->info.clocked_samples++;
+	if (compat == NT_COMPAT_NONE && charge_pauses(p, s, si, t, ev->time_ns))
+		return NOMEM(p, err);
 	if (selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
 			  type == NT_SAMPLE_EXTERNAL)) {
-		int64_t st = intern_event_stack(p, s, si, ev);
+		st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
-		uint8_t stype = (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4));
-		gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), stype);
-		if (gi < 0)
-			return NOMEM(p, err);
+		stype = (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4));
+		uint8_t bc = bracket_cat(s, t);
+		if (!(clocked && bc == 0xFF)) {
+			gi = thread_group(p, t, si, (uint32_t)st, bc, stype);
+			if (gi < 0)
+				return NOMEM(p, err);
+		}
 		s->info.samples_selected++;
 	}
-	if (compat == NT_COMPAT_NONE)
-		return gi >= 0 ? add_to(p, gi, 0, ev->timestamp, ev->time_ns, err) : 0;
+	if (compat == NT_COMPAT_NONE) {
+		int rc = 0;
+		if (gi >= 0)
+			rc = add_to(p, gi, 0, ev->timestamp, ev->time_ns, err);
+		else if (st >= 0)
+			rc = add_clocked(p, s, si, t, (uint32_t)st, stype, cpu, ev, err);
+		if (clocked) {
+			t->clk_seen = 1;
+			t->clk_cpu = cpu;
+			t->clk_ns = ev->time_ns;
+		}
+		t->seen = 1;
+		t->last_ns = ev->time_ns;
+		t->last_stack = st;
+		t->last_stype = stype;
+		return rc;
+	}
 	if (compat == NT_COMPAT_PYROSCOPE) {
 		if (ev->timestamp < s->info.header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
@@ -915,6 +1049,34 @@ static int handle_universal(nt_profile *p, psession *s, uint32_t si, const nt_ev
 	return add_to(p, gi, w, ev->timestamp, ev->time_ns, err);
 }
 
+/* A ThreadName event of our sampler: the thread's name (the last one wins). Returns 0 or
+ * -1 when out of memory. */
+static int note_thread_name(nt_profile *p, uint32_t si, const nt_event *ev, uint32_t ps)
+{
+	nt_value v;
+	if (!nt_event_field(ev, ps, "ThreadId", &v))
+		return 0;
+	uint64_t tid = v.u;
+	if (!nt_event_field(ev, ps, "Name", &v) || !v.raw)
+		return 0;
+	char *name = NULL;
+	size_t used = nt_utf16z_dup(v.raw, v.raw_len, &name);
+	if (used == (size_t)-1)
+		return -1;
+	if (used == 0 || !name || !name[0]) {
+		free(name); /* an empty name: the thread is gone, its name stays */
+		return 0;
+	}
+	pthread_state *t = get_thread(p, si, tid);
+	if (!t) {
+		free(name);
+		return -1;
+	}
+	free(t->name);
+	t->name = name;
+	return 0;
+}
+
 int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
 {
 	if (p->finished)
@@ -941,6 +1103,9 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	if (rc)
 		return rc;
 	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
+	if (rc)
+		return rc;
+	rc = nt_pauses_new(&s->pauses, err);
 	if (rc)
 		return rc;
 	s->info.name = s->name;
@@ -988,8 +1153,16 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		const nt_metadata *m = ev->meta;
 		if (nt_symtab_add_event(s->sym, ev, ps) < 0 ||
 		    nt_native_add_event(s->native, ev, ps) < 0 ||
-		    nt_mlines_add_event(s->mlines, ev) < 0)
+		    nt_mlines_add_event(s->mlines, ev) < 0 ||
+		    nt_pauses_add_event(s->pauses, ev, ps) < 0)
 			return NOMEM(p, err);
+		if (m->event_id == NT_NTS_THREAD_NAME &&
+		    strcmp(m->provider, NT_PROVIDER_NTSAMPLER) == 0) {
+			rc = note_thread_name(p, si, ev, ps);
+			if (rc)
+				return NOMEM(p, err);
+			continue;
+		}
 		/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
 		 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
 		 * Scheduled 12; SampleProfilerThreadTimeComputer with UseTasks). */
@@ -1003,7 +1176,6 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		}
 		if (!is_runtime(m))
 			continue;
-		nt_value v;
 		switch (m->event_id) {
 		case 81: /* ContentionStart */
 		case 91: /* ContentionStop */
@@ -1022,13 +1194,6 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 				t->waiting = 0;
 			break;
 		}
-		case 9: /* GCSuspendEEBegin: reason 0 is the sampler's own suspension (spec §10) */
-			if (nt_event_field(ev, ps, "Reason", &v) && v.u != 0)
-				s->gc_active = 1;
-			break;
-		case 3: /* GCRestartEEEnd */
-			s->gc_active = 0;
-			break;
 		case 10:
 		case 20:
 		case 32:
@@ -1059,6 +1224,195 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 
 /* ------------------------------------------------------------------ finishing */
 
+static int is_unresolved(const char *name)
+{
+	return name[0] == '?' && strcmp(name, "?!?") == 0;
+}
+
+/* Symbol coverage of each session: every frame of every sample, and why a frame has no
+ * name (nt_symbol_coverage). */
+static void coverage(nt_profile *p)
+{
+	for (size_t i = 0; i < p->ngroups; i++) {
+		const group *g = &p->groups[i];
+		if (!g->samples)
+			continue;
+		const pstack *st = &p->stacks[g->stack];
+		psession *s = &p->s[st->session];
+		nt_symbol_coverage *c = &s->info.symbols;
+		int methods = nt_symtab_methods(s->sym) > 0;
+		int native = nt_native_module_count(s->native) > 0;
+		for (uint32_t d = 0; d < st->nnames; d++) {
+			const char *name = p->names[st->names_off + d];
+			const nt_native_frame *nf = p->natives[st->names_off + d];
+			uint64_t n = g->samples;
+			c->frames += n;
+			if (nf) {
+				if (nf->function) {
+					c->resolved += n;
+					continue;
+				}
+				/* module+0xOFFSET: the module's status says why */
+				int why = NT_NATIVE_NO_SYMBOLS;
+				for (size_t m = 0; m < nt_native_module_count(s->native); m++) {
+					nt_native_module mod;
+					if (nt_native_module_at(s->native, m, &mod) == 0 &&
+					    nf->module_path && mod.path &&
+					    strcmp(mod.path, nf->module_path) == 0) {
+						why = mod.status;
+						break;
+					}
+				}
+				if (why == NT_NATIVE_MISSING)
+					c->module_missing += n;
+				else if (why == NT_NATIVE_BUILD_ID_MISMATCH)
+					c->build_id_mismatch += n;
+				else
+					c->no_symbols += n;
+			} else if (!is_unresolved(name)) {
+				c->resolved += n;
+			} else if (native) {
+				c->no_module += n;
+			} else if (methods) {
+				c->no_method += n;
+			} else {
+				c->no_method_events += n;
+			}
+		}
+	}
+}
+
+/* opts.collapse_unresolved: each run of "?!?" frames of a stack becomes one
+ * "[unresolved]" frame (names and natives compacted in place). A dropped frame is a
+ * managed lookup, one frame per address: its address goes too (into p->cips), so that the
+ * groups' addresses stay one per frame's IP (nt_sample_group.ips), the first of the run
+ * for the "[unresolved]" frame. */
+static int collapse_unresolved(nt_profile *p)
+{
+	if (!p->collapsed && !(p->collapsed = nt_strdup("[unresolved]")))
+		return -1;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		pstack *st = &p->stacks[i];
+		const char **nm = p->names + st->names_off;
+		const nt_native_frame **nf = p->natives + st->names_off;
+		const uint64_t *ips = p->ips + st->off;
+		uint32_t k = 0, j = 0; /* frames kept; the IP of frame d */
+		size_t c0 = p->ncips;
+		for (uint32_t d = 0; d < st->nnames; d++) {
+			int un = !nf[d] && is_unresolved(nm[d]);
+			int ends_ip = !nf[d] || nf[d]->inline_depth == 0;
+			if (un && k > 0 && nm[k - 1] == p->collapsed) {
+				if (!st->collapsed) {
+					/* first drop: the addresses of the frames kept so far */
+					if (nt_grow((void **)&p->cips, &p->cipscap, c0 + st->depth + 1,
+						    sizeof(uint64_t)))
+						return -1;
+					memcpy(p->cips + c0, ips, j * sizeof(uint64_t));
+					p->ncips = c0 + j;
+					st->collapsed = 1;
+				}
+				j += ends_ip;
+				continue;
+			}
+			if (st->collapsed && ends_ip && j < st->depth)
+				p->cips[p->ncips++] = ips[j];
+			j += ends_ip;
+			nm[k] = un ? p->collapsed : nm[d];
+			nf[k] = un ? NULL : nf[d];
+			k++;
+		}
+		if (st->collapsed) {
+			st->cips_off = c0;
+			st->ncips = (uint32_t)(p->ncips - c0);
+		}
+		st->nnames = k;
+	}
+	return 0;
+}
+
+static pthread_state *find_thread(nt_profile *p, uint32_t session, uint64_t tid)
+{
+	size_t i;
+	if (session >= p->ns || !nt_idmap_get(&p->s[session].tids, tid, &i))
+		return NULL;
+	return &p->th[i];
+}
+
+static int final_category(const nt_profile *p, const group *g);
+
+/* Per thread: the id map, the time on a CPU (hide_idle, nt_profile_thread_oncpu) and the
+ * name filter. Returns 0 or -1 when out of memory. */
+static int threads_finish(nt_profile *p)
+{
+	for (size_t i = 0; i < p->nth; i++) {
+		pthread_state *t = &p->th[i];
+		if (nt_idmap_put(&p->s[t->session].tids, t->tid, i))
+			return -1;
+		t->keep = 1;
+		if (!p->o.nthread_patterns)
+			continue;
+		t->keep = 0;
+		for (size_t k = 0; k < p->o.nthreads && !t->keep; k++)
+			t->keep = p->o.threads[k] == t->tid;
+		for (size_t k = 0; k < p->o.nthread_patterns && !t->keep; k++)
+			t->keep = t->name && fnmatch(p->o.thread_patterns[k], t->name, 0) == 0;
+	}
+	for (size_t i = 0; i < p->ngroups; i++) {
+		const group *g = &p->groups[i];
+		int cat = final_category(p, g);
+		pthread_state *t = find_thread(p, g->session, g->thread_id);
+		if (!t)
+			continue;
+		t->total_ns += g->weight;
+		if (cat == NT_CAT_CPU || cat == NT_CAT_RUNNING)
+			t->oncpu_ns += g->weight;
+	}
+	return 0;
+}
+
+const char *nt_profile_thread_name(nt_profile *p, uint32_t session, uint64_t tid)
+{
+	if (!p || nt_profile_finish(p, NULL))
+		return NULL;
+	const pthread_state *t = find_thread(p, session, tid);
+	return t ? t->name : NULL;
+}
+
+double nt_profile_thread_oncpu(nt_profile *p, uint32_t session, uint64_t tid)
+{
+	if (!p || nt_profile_finish(p, NULL))
+		return 0;
+	const pthread_state *t = find_thread(p, session, tid);
+	return t ? t->oncpu_ns : 0;
+}
+
+size_t nt_profile_thread_label(nt_profile *p, uint32_t session, uint64_t tid, int with_session,
+			       char *buf, size_t n)
+{
+	if (!buf || !n)
+		return 0;
+	const char *name = p && p->o.compat == NT_COMPAT_NONE
+				   ? nt_profile_thread_name(p, session, tid)
+				   : NULL;
+	int k;
+	if (name && name[0])
+		k = snprintf(buf, n, "%s (%" PRIu64 ")", name, tid);
+	else
+		k = snprintf(buf, n, "Thread (%" PRIu64 ")", tid);
+	if (k < 0)
+		k = 0;
+	size_t len = (size_t)k < n ? (size_t)k : n - 1;
+	if (with_session && len + 1 < n) {
+		int j = snprintf(buf + len, n - len, " [%" PRIu32 "]", session + 1);
+		if (j > 0)
+			len = len + (size_t)j < n ? len + (size_t)j : n - 1;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == ';' || buf[i] == '\n' || buf[i] == '\r')
+			buf[i] = buf[i] == ';' ? ':' : ' ';
+	return len;
+}
+
 int nt_profile_finish(nt_profile *p, nt_error *err)
 {
 	if (p->finished)
@@ -1078,6 +1432,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			memcpy(s->gaps, ri->gaps, ri->ngaps * sizeof(nt_gap));
 		}
 		s->info.rate.gaps = s->gaps;
+		s->info.pauses = *nt_pauses_result(s->pauses);
 	}
 	/* Resolve every stack once: names (leaf first) and the frame-rule category. An IP
 	 * that no managed method covers, in a session with a module map, is native: it becomes
@@ -1132,6 +1487,9 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 		st->rule_cat = nt_rules_match(p->rules, p->names + st->names_off, st->nnames);
 	}
 	p->nnames = k;
+	coverage(p);
+	if (p->o.collapse_unresolved && collapse_unresolved(p))
+		return NOMEM(p, err);
 	/* Subsystems: each stack's, and each frame's own, parallel to names. */
 	if (p->subs && !(p->frame_subs = malloc((k ? k : 1) * sizeof(int32_t))))
 		return NOMEM(p, err);
@@ -1146,6 +1504,14 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	/* Default weights: each sample carries its session's inferred interval; when too few
 	 * samples to infer one, the declared interval, else 1 ms. */
 	if (p->o.compat == NT_COMPAT_NONE) {
+		for (size_t i = 0; i < p->ns; i++) {
+			nt_session_info *si = &p->s[i].info;
+			double iv = si->rate.inferred_interval_ns;
+			si->sample_weight_ns = iv > 0 ? iv
+					       : si->header.expected_sampling_ns
+						       ? (double)si->header.expected_sampling_ns
+						       : 1e6;
+		}
 		for (size_t i = 0; i < p->ngroups; i++) {
 			group *g = &p->groups[i];
 			if (g->own_weight)
@@ -1155,9 +1521,11 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			if (!(iv > 0))
 				iv = si->header.expected_sampling_ns ? si->header.expected_sampling_ns
 								     : 1e6;
-			g->weight = (double)g->samples * iv;
+			g->weight = (double)g->samples * iv + g->extra_ns;
 		}
 	}
+	if (threads_finish(p))
+		return NOMEM(p, err);
 	p->finished = 1;
 	return 0;
 }
@@ -1179,19 +1547,21 @@ static int final_category(const nt_profile *p, const group *g)
 	if (g->bcat != 0xFF)
 		return g->bcat;
 	int rc = p->stacks[g->stack].rule_cat;
+	if (rc == NT_CAT_CPU)
+		return NT_CAT_RUNNING; /* "cpu" is measured time only (a CPU clock) */
 	if (rc >= 0)
 		return rc;
 	/* The sampler's thread state says whether the thread ran (doc/format/sampler-events.md);
 	 * the frame rules above still decide why it waited (a thread just woken from a sleep
 	 * and waiting for a CPU is "running" with its leaf in the sleep call). */
 	switch (g->stype >> 4) {
-	case 1: return NT_CAT_CPU;
+	case 1: return NT_CAT_RUNNING;
 	case 2: return NT_CAT_WAIT;
 	case 3: return NT_CAT_IO;
 	default: break;
 	}
 	switch (g->stype & 0x0F) {
-	case NT_SAMPLE_MANAGED: return NT_CAT_CPU;
+	case NT_SAMPLE_MANAGED: return NT_CAT_RUNNING;
 	case NT_SAMPLE_EXTERNAL: return NT_CAT_EXTERNAL;
 	default: return NT_CAT_UNKNOWN;
 	}
@@ -1210,9 +1580,19 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		const group *g = &p->groups[i];
 		if (g->samples == 0 && p->o.compat != NT_COMPAT_NONE)
 			continue; /* a compat group that never received an interval */
+		if (g->samples == 0 && !(g->weight > 0))
+			continue;
 		int cat = final_category(p, g);
 		if (p->o.category_mask && !(p->o.category_mask & (1u << cat)))
 			continue;
+		if (p->o.nthread_patterns || p->o.hide_idle) {
+			const pthread_state *t = find_thread(p, g->session, g->thread_id);
+			/* idle: on a CPU less than 1% of its time (a blocked thread still
+			 * runs now and then, to wake up and block again) */
+			if (t && (!t->keep || (p->o.hide_idle && !(t->oncpu_ns >= 0.01 * t->total_ns &&
+								      t->oncpu_ns > 0))))
+				continue;
+		}
 		const pstack *st = &p->stacks[g->stack];
 		nt_sample_group sg;
 		sg.session = g->session;
@@ -1225,8 +1605,8 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		sg.frames = p->names + st->names_off;
 		sg.group = (uint32_t)i;
 		sg.stack = g->stack;
-		sg.ips = p->ips + st->off;
-		sg.nips = st->depth;
+		sg.ips = st->collapsed ? p->cips + st->cips_off : p->ips + st->off;
+		sg.nips = st->collapsed ? st->ncips : st->depth;
 		sg.subsystem = st->sub;
 		sg.frame_subsystems = p->frame_subs ? p->frame_subs + st->names_off : NULL;
 		sg.when = p->when_bins ? p->when_bins + p->when_off[i] : NULL;

@@ -30,8 +30,10 @@
  * Round time = timestamp of its first sample; the statistics are over round-to-round deltas.
  *
  * Memory is bounded whatever the sample count: two log-scale histograms (1000 bins per
- * decade, 1 ns .. 1000 s: quantiles within 0.12%), exact sums, the NT_RATE_MAX_GAPS longest
- * deltas (a min-heap) and per-thread/per-capture-thread state capped at RT_MAX_THREADS. */
+ * decade, 1 ns .. 1000 s: quantiles within 0.12%), exact sums, the deltas that may be gaps
+ * (longer than twice the running median: at most NT_RATE_MAX_GAPS of them, the longest, in
+ * a min-heap that grows as needed) and per-thread/per-capture-thread state capped at
+ * RT_MAX_THREADS. */
 #include "internal.h"
 
 #include <math.h>
@@ -197,7 +199,8 @@ typedef struct rt_capture {
 	double log_thr;        /* ln of the rule (b) threshold in ticks (rt_update_threshold) */
 } rt_capture;
 
-/* A candidate pause: one round-to-round delta among the NT_RATE_MAX_GAPS longest. */
+/* A candidate pause: a round-to-round delta longer than twice the running median (among
+ * the NT_RATE_MAX_GAPS longest). */
 typedef struct rt_cand {
 	uint64_t len;   /* delta, ticks */
 	uint64_t start; /* timestamp of the round before it */
@@ -207,6 +210,7 @@ typedef struct rt_cand {
 typedef struct rt_stats {
 	double mean_ns, cv, p10_ns, p50_ns, p90_ns;
 	size_t ngaps;           /* listed gaps (in rt->res_gaps) */
+	uint64_t gaps_count;    /* all gaps, listed or not */
 	long double gaps_ticks; /* total length of all gaps, listed or not */
 } rt_stats;
 
@@ -238,10 +242,16 @@ struct nt_rate {
 	uint64_t tcount;
 	uint64_t tmin, tmax;    /* ticks */
 
-	/* The longest deltas: min-heap on len, at most NT_RATE_MAX_GAPS. */
+	/* The gap candidates: min-heap on len, at most NT_RATE_MAX_GAPS (grown as needed).
+	 * A delta enters when longer than adm_ticks, twice the running median (every final
+	 * cut-off is at least 4 x the final median): memory then grows with the pauses, not
+	 * with the samples. A delta the running median kept out, or that a full heap pushed
+	 * out, is still in the histogram, from which the result counts it. */
 	rt_cand *heap;
-	size_t nheap;
-	uint64_t heap_dropped;  /* deltas pushed out of (or never let into) the full heap */
+	size_t nheap, heapcap;
+	uint64_t heap_dropped;  /* deltas pushed out of (or never let into) the heap */
+	uint64_t adm_ticks;     /* admission threshold (0: everything, at first) */
+	uint64_t max_delta;     /* longest delta, ticks */
 
 	rt_map thread_map;
 	rt_thread *threads;
@@ -259,7 +269,8 @@ struct nt_rate {
 	uint32_t *log_key;      /* 2^RT_LOG_BITS deltas (ticks; 0: empty slot) ... */
 	double *log_val;        /* ... and their log() (rt_log) */
 
-	nt_gap *res_gaps;       /* NT_RATE_MAX_GAPS: the gaps of the last result */
+	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
+	size_t rescap;
 	nt_rate_info info;      /* the last result */
 };
 
@@ -357,10 +368,11 @@ static double rt_quantile(const uint64_t *h, uint64_t total, double p, double vm
 }
 
 /* ---------------------------------------------------------------------------------------
- * The gap heap: the NT_RATE_MAX_GAPS longest round deltas. Keeping the longest ones
- * (rather than those above a running estimate) needs no estimate while streaming, and the
- * final gap list is exact whenever fewer than NT_RATE_MAX_GAPS deltas exceed the final
- * cut-off: every delta pushed out is shorter than everything kept.
+ * The gap heap: the round deltas longer than twice the running median, the longest
+ * NT_RATE_MAX_GAPS of them. The final gap list is exact whenever fewer than
+ * NT_RATE_MAX_GAPS deltas exceed the final cut-off and the median did not fall below half
+ * of a running estimate; otherwise the deltas left out are counted (and their length
+ * estimated) from the histogram.
  * ------------------------------------------------------------------------------------- */
 
 static void rt_heap_sift_down(rt_cand *h, size_t n, size_t i)
@@ -382,8 +394,21 @@ static void rt_heap_sift_down(rt_cand *h, size_t n, size_t i)
 
 static void rt_heap_offer(nt_rate *rt, uint64_t len, uint64_t start)
 {
+	if (len <= rt->adm_ticks) {
+		rt->heap_dropped++;
+		return;
+	}
+	if (rt->nheap == rt->heapcap && rt->heapcap < NT_RATE_MAX_GAPS) {
+		size_t ncap = rt->heapcap * 2;
+		ncap = ncap > NT_RATE_MAX_GAPS ? NT_RATE_MAX_GAPS : ncap;
+		rt_cand *nh = realloc(rt->heap, ncap * sizeof *nh);
+		if (nh) {
+			rt->heap = nh;
+			rt->heapcap = ncap;
+		}
+	}
 	rt_cand *h = rt->heap;
-	if (rt->nheap < NT_RATE_MAX_GAPS) {
+	if (rt->nheap < rt->heapcap) {
 		size_t i = rt->nheap++;
 		h[i].len = len;
 		h[i].start = start;
@@ -407,6 +432,9 @@ static void rt_heap_offer(nt_rate *rt, uint64_t len, uint64_t start)
  * Streaming
  * ------------------------------------------------------------------------------------- */
 
+#define RT_ADM_FIRST 256
+#define RT_ADM_EVERY 4096
+
 /* Records one round-to-round delta (ticks); start = first sample of the earlier round. */
 static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 {
@@ -421,7 +449,17 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 	rt->sumsq += k * k;
 	if (d < rt->min_delta)
 		rt->min_delta = d;
+	if (d > rt->max_delta)
+		rt->max_delta = d;
 	rt->hist[rt_bin_fast(rt, rt_ns(rt, d))]++;
+	/* the admission threshold follows the median, from the histogram every RT_ADM_EVERY
+	 * deltas (a scan of its bins: a few ns per delta) once RT_ADM_FIRST are in */
+	if (rt->ndeltas >= RT_ADM_FIRST && rt->ndeltas % RT_ADM_EVERY == 0) {
+		double m = rt_quantile(rt->hist, rt->ndeltas, 0.5, rt_ns(rt, rt->min_delta),
+				       rt_ns(rt, rt->max_delta));
+		long double t = 2.0L * (long double)m / rt->ns_per_tick;
+		rt->adm_ticks = t >= 1.8e19L ? UINT64_MAX : (uint64_t)t;
+	}
 	rt_heap_offer(rt, d, start);
 }
 
@@ -633,9 +671,9 @@ static int rt_gap_cmp(const void *a, const void *b)
 
 /* Statistics of the round deltas with every delta longer than cut_ns taken out as a gap.
  * Fills rt->res_gaps (time order) and *st. The heap holds every gap unless more than
- * NT_RATE_MAX_GAPS deltas exceed the cut; then the listed gaps are the longest ones and
+ * NT_RATE_MAX_GAPS deltas exceed the cut (or the admission threshold left some out); then
  * the others are taken out of the sums by their histogram bins (approximately, to 0.12%),
- * and counted in gaps_ticks only. */
+ * and counted in gaps_count and gaps_ticks only. */
 static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
 {
 	memset(st, 0, sizeof *st);
@@ -654,6 +692,8 @@ static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
 			have_nongap = 1;
 			continue;
 		}
+		if (st->ngaps >= rt->rescap)
+			continue; /* not listed (out of memory): counted from the histogram below */
 		nt_gap *g = &rt->res_gaps[st->ngaps++];
 		g->start_ns = rt_session_ns(rt, e->start);
 		g->length_ns = rt_round_ns((long double)e->len * rt->ns_per_tick);
@@ -669,7 +709,8 @@ static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
 	/* More gaps than the heap holds: the rest sit in histogram bins above the cut (a
 	 * delta in the bin that straddles the cut stays in; the bin is 0.23% wide). */
 	double vmax_ns;
-	if (rt->heap_dropped && rt->nheap && rt_ns(rt, heap_min) > cut_ns) {
+	if (rt->heap_dropped && (!rt->nheap || rt_ns(rt, heap_min) > cut_ns ||
+				 rt_ns(rt, rt->adm_ticks) > cut_ns)) {
 		for (size_t b = rt_bin(cut_ns) + 1; b < RT_NBINS; b++) {
 			if (!rt->scratch[b])
 				continue;
@@ -688,6 +729,7 @@ static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
 		vmax_ns = have_nongap ? rt_ns(rt, max_nongap) : cut_ns;
 	}
 	st->gaps_ticks = gsum;
+	st->gaps_count = (uint64_t)llroundl(gn);
 
 	long double n = (long double)rt->ndeltas - gn;
 	if (n < 0.5)
@@ -727,10 +769,9 @@ static void rt_compute(nt_rate *rt, double cut_ns, rt_stats *st)
 static const char *rt_classify(nt_rate *rt, rt_stats *st)
 {
 	double lo = rt_ns(rt, rt->min_delta);
-	double hi = rt->nheap ? rt_ns(rt, rt->heap[0].len) : lo;
-	for (size_t i = 0; i < rt->nheap; i++)
-		if (rt_ns(rt, rt->heap[i].len) > hi)
-			hi = rt_ns(rt, rt->heap[i].len);
+	double hi = rt_ns(rt, rt->max_delta);
+	if (hi < lo)
+		hi = lo;
 	double m = rt_quantile(rt->hist, rt->ndeltas, 0.5, lo, hi);
 	double cut = m > 0 ? NT_RATE_GAP_FACTOR * m : HUGE_VAL;
 	rt_compute(rt, cut, st);
@@ -788,8 +829,10 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 	rt->hist = calloc(RT_NBINS, sizeof *rt->hist);
 	rt->scratch = calloc(RT_NBINS, sizeof *rt->scratch);
 	rt->thist = calloc(RT_NBINS, sizeof *rt->thist);
-	rt->heap = calloc(NT_RATE_MAX_GAPS, sizeof *rt->heap);
-	rt->res_gaps = calloc(NT_RATE_MAX_GAPS, sizeof *rt->res_gaps);
+	rt->heapcap = 1024;
+	rt->heap = calloc(rt->heapcap, sizeof *rt->heap);
+	rt->rescap = 1;
+	rt->res_gaps = calloc(rt->rescap, sizeof *rt->res_gaps);
 	rt->edges = malloc((RT_BINS_PER_DECADE * RT_DECADES + 1) * sizeof *rt->edges);
 	if (rt->edges)
 		for (size_t k = 0; k <= RT_BINS_PER_DECADE * RT_DECADES; k++)
@@ -818,6 +861,13 @@ const nt_rate_info *nt_rate_result(nt_rate *rt)
 		return NULL;
 	nt_rate_info *in = &rt->info;
 	memset(in, 0, sizeof *in);
+	if (rt->rescap < rt->nheap) {
+		nt_gap *ng = realloc(rt->res_gaps, rt->nheap * sizeof *ng);
+		if (ng) {
+			rt->res_gaps = ng;
+			rt->rescap = rt->nheap;
+		}
+	}
 	rt_stats st;
 	in->schedule = rt_classify(rt, &st);
 	in->declared_interval_ns = rt->declared_ns;
@@ -833,6 +883,7 @@ const nt_rate_info *nt_rate_result(nt_rate *rt)
 		rt_quantile(rt->thist, rt->tcount, 0.5, rt_ns(rt, rt->tmin), rt_ns(rt, rt->tmax));
 	in->lost_samples = 0;
 	in->ngaps = st.ngaps;
+	in->gaps_count = st.gaps_count;
 	in->gaps = rt->res_gaps;
 	in->gaps_total_ns = rt_round_ns(st.gaps_ticks * rt->ns_per_tick);
 	return in;

@@ -103,11 +103,16 @@ typedef struct tsession {
 	uint64_t samples;     /* ThreadSample events read */
 	int has_samples;
 	double first_s, last_s; /* first/last sample, seconds since the session start */
+	double weight_ns;     /* one sample's weight (0: compat weights) */
+	uint64_t declared_ns; /* the header's interval */
+	uint64_t pauses;      /* GC pauses, their time, and the gc time charged for them */
+	uint64_t pause_ns;
+	double gc_charged_ns;
 } tsession;
 
 struct nt_tree {
 	nt_tree_opts o;
-	nt_profile *prof;     /* while building, for o.lines */
+	nt_profile *prof;     /* while building: o.lines, thread labels */
 	char *linebuf;        /* o.lines: "NAME at FILE:LINE" */
 	size_t linecap;
 	pchunk *pool;
@@ -416,12 +421,9 @@ static int tree_on_group(void *ctx, const nt_sample_group *g)
 		goto nomem;
 	int64_t id;
 	if (t->o.per_thread) {
-		char tmp[80];
-		if (t->nsess > 1)
-			snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ") [%" PRIu32 "]", g->thread_id,
-				 g->session + 1);
-		else
-			snprintf(tmp, sizeof tmp, "Thread (%" PRIu64 ")", g->thread_id);
+		char tmp[160];
+		nt_profile_thread_label(t->prof, g->session, g->thread_id, t->nsess > 1, tmp,
+					sizeof tmp);
 		if ((id = intern(t, tmp, strlen(tmp))) < 0)
 			goto nomem;
 		t->path[n++] = (uint32_t)id;
@@ -524,6 +526,10 @@ static int cmp_desc_then_name(double a, double b, const char *na, const char *nb
 static int cmp_node_ns(const void *x, const void *y)
 {
 	const nt_tree_node *a = *(const nt_tree_node *const *)x, *b = *(const nt_tree_node *const *)y;
+	/* threads: the busiest on a CPU first (measured cpu time; none without a CPU clock) */
+	if (a->kind == NT_TREE_THREAD && b->kind == NT_TREE_THREAD &&
+	    a->cat_ns[NT_CAT_CPU] != b->cat_ns[NT_CAT_CPU])
+		return a->cat_ns[NT_CAT_CPU] > b->cat_ns[NT_CAT_CPU] ? -1 : 1;
 	return cmp_desc_then_name(a->total_ns, b->total_ns, a->name, b->name);
 }
 
@@ -716,6 +722,11 @@ static int copy_sessions(nt_tree *t, nt_profile *p, nt_error *err)
 		/* signed: a sample may precede the session start (spec: RuntimeInit example) */
 		s->first_s = (double)(int64_t)(si->first_ts - si->header.sync_qpc) / f;
 		s->last_s = (double)(int64_t)(si->last_ts - si->header.sync_qpc) / f;
+		s->weight_ns = si->sample_weight_ns;
+		s->declared_ns = si->header.expected_sampling_ns;
+		s->pauses = si->pauses.pauses;
+		s->pause_ns = si->pauses.pause_ns;
+		s->gc_charged_ns = si->gc_charged_ns;
 	}
 	return 0;
 }
@@ -1181,8 +1192,25 @@ static void out_header(tout *o, const tcols *c)
 		if (s->has_samples) {
 			fmt_secs(a, sizeof a, s->first_s);
 			fmt_secs(b, sizeof b, s->last_s);
-			out_fmt(o, ": %" PRIu64 " sample%s, %s .. %s\n", s->samples,
+			out_fmt(o, ": %" PRIu64 " sample%s, %s .. %s", s->samples,
 				s->samples == 1 ? "" : "s", a, b);
+			if (s->weight_ns > 0) {
+				/* the weight of a sample: often not the declared interval (the
+				 * runtime sleeps that long after each round of samples) */
+				fmt_time(a, sizeof a, s->weight_ns, NT_TREE_UNIT_AUTO);
+				out_fmt(o, "; 1 sample = %s", a);
+				if (s->declared_ns) {
+					fmt_time(a, sizeof a, (double)s->declared_ns, NT_TREE_UNIT_AUTO);
+					out_fmt(o, " (declared %s)", a);
+				}
+			}
+			out_str(o, "\n");
+			if (s->pauses) {
+				fmt_time(a, sizeof a, (double)s->pause_ns, NT_TREE_UNIT_AUTO);
+				fmt_time(b, sizeof b, s->gc_charged_ns, NT_TREE_UNIT_AUTO);
+				out_fmt(o, "      GC pauses: %" PRIu64 ", %s; as gc time of the threads "
+					   "they stopped: %s\n", s->pauses, a, b);
+			}
 		} else {
 			out_str(o, ": no samples\n");
 		}

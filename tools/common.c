@@ -134,6 +134,11 @@ void profile_args_free(profile_args *a)
 	free(a->threads);
 	free(a->pids);
 	a->pids = NULL;
+	for (size_t i = 0; i < a->nthread_patterns; i++)
+		free(a->thread_patterns[i]);
+	free(a->thread_patterns);
+	a->thread_patterns = NULL;
+	a->nthread_patterns = 0;
 	nt_rules_free(a->rules);
 	nt_subsystems_free(a->subsystems);
 	free(a->symbols);
@@ -204,13 +209,69 @@ static int parse_ids(tool *t, const char *arg, const char *what, const char *key
 	return 1;
 }
 
+/* --thread TID|NAME,...: an entry of digits is a thread id, anything else a name or glob
+ * (matched when the profile finishes: names come with the trace). */
 static int parse_threads(tool *t, profile_args *a, const char *arg)
 {
 	size_t n = 0;
-	int r = parse_ids(t, arg, "thread", "TID", &a->threads, &n);
+	const char *p = arg;
+	free(a->threads);
+	a->threads = NULL;
+	for (size_t i = 0; i < a->nthread_patterns; i++)
+		free(a->thread_patterns[i]);
+	a->nthread_patterns = 0;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 0) {
+			tool_usage_error(t, "bad thread list '%s': expected TID or NAME[,...]", arg);
+			return -EXIT_USAGE;
+		}
+		size_t digits = strspn(p, "0123456789");
+		int is_id = digits == len || (len > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+					      strspn(p + 2, "0123456789abcdefABCDEF") == len - 2);
+		if (is_id) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(p, &end, 0);
+			if (errno || end != p + len) {
+				tool_usage_error(t, "bad thread id in '%s'", arg);
+				return -EXIT_USAGE;
+			}
+			uint64_t *nt = realloc(a->threads, (n + 1) * sizeof(uint64_t));
+			if (!nt) {
+				fprintf(stderr, "%s: out of memory\n", t->prog);
+				return -EXIT_SYSTEM;
+			}
+			a->threads = nt;
+			a->threads[n++] = v;
+		} else {
+			char **np = realloc(a->thread_patterns,
+					    (a->nthread_patterns + 1) * sizeof(char *));
+			char *pat = np ? malloc(len + 1) : NULL;
+			if (np)
+				a->thread_patterns = np;
+			if (!pat) {
+				fprintf(stderr, "%s: out of memory\n", t->prog);
+				return -EXIT_SYSTEM;
+			}
+			memcpy(pat, p, len);
+			pat[len] = '\0';
+			a->thread_patterns[a->nthread_patterns++] = pat;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!n && !a->nthread_patterns) {
+		tool_usage_error(t, "empty thread list");
+		return -EXIT_USAGE;
+	}
 	a->popts.threads = a->threads;
 	a->popts.nthreads = n;
-	return r;
+	a->popts.thread_patterns = (const char *const *)a->thread_patterns;
+	a->popts.nthread_patterns = a->nthread_patterns;
+	return 1;
 }
 
 static int parse_categories(tool *t, profile_args *a, const char *arg)
@@ -229,8 +290,8 @@ static int parse_categories(tool *t, profile_args *a, const char *arg)
 		name[n] = '\0';
 		int c = nt_category_parse(name);
 		if (c < 0) {
-			tool_usage_error(t, "unknown category '%s' (use cpu, lock, io, sleep, wait, gc, "
-					 "external or unknown)", name);
+			tool_usage_error(t, "unknown category '%s' (use cpu, ready, running, lock, "
+					 "io, sleep, wait, gc, external or unknown)", name);
 			return -EXIT_USAGE;
 		}
 		mask |= 1u << c;
@@ -288,6 +349,13 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		a->symbols = ns;
 		return 1;
 	}
+	case OPT_HIDE_IDLE:
+		a->popts.hide_idle = 1;
+		return 1;
+	case OPT_COLLAPSE_UNRESOLVED:
+	case OPT_NO_COLLAPSE_UNRESOLVED:
+		a->popts.collapse_unresolved = code == OPT_COLLAPSE_UNRESOLVED;
+		return 1;
 	case OPT_THREAD:
 		return parse_threads(t, a, arg);
 	case OPT_PID: {

@@ -71,7 +71,8 @@ void tool_progress_end(tool_progress *pg);
 enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
-	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_PROFILE_LAST
+	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_HIDE_IDLE,
+	OPT_COLLAPSE_UNRESOLVED, OPT_NO_COLLAPSE_UNRESOLVED, OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -79,6 +80,15 @@ enum {
 #define TOOL_SYMBOLS_OPT                                                                   \
 	{"symbols", required_argument, OPT_SYMBOLS, "DIR",                                   \
 	 "look for .NET PDBs and assemblies in DIR (repeatable; NETTRACE_SYMBOL_PATH)"}
+
+/* Rows of the thread and symbol options shared by every profile tool. */
+#define TOOL_THREAD_OPTS                                                                   \
+	{"hide-idle", no_argument, OPT_HIDE_IDLE, NULL,                                      \
+	 "drop the threads never on a CPU (cpu + running under 1% of their time)"},              \
+	{"collapse-unresolved", no_argument, OPT_COLLAPSE_UNRESOLVED, NULL,                  \
+	 "merge each run of unresolved frames ('?!?') into one '[unresolved]' frame"},       \
+	{"no-collapse-unresolved", no_argument, OPT_NO_COLLAPSE_UNRESOLVED, NULL,            \
+	 "keep every unresolved frame"}
 
 /* Subsystem options, for the tools that show subsystems (not in TOOL_PROFILE_OPTS: each
  * tool lists the rows it documents). --subsystems turns classification on. */
@@ -100,17 +110,20 @@ enum {
 	{"unit", required_argument, OPT_UNIT, "UNIT", "weight unit: samples, ns, us or ms"},  \
 	{"compat", required_argument, OPT_COMPAT, "MODE",                                    \
 	 "weighting: none (inferred interval), pyroscope or traceevent"},                   \
-	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "add a root frame 'Thread (TID)'"}, \
-	{"thread", required_argument, OPT_THREAD, "TID,...", "keep only these threads"},     \
+	{"per-thread", no_argument, OPT_PER_THREAD, NULL,                                    \
+	 "add a root frame per thread: 'NAME (TID)', or 'Thread (TID)' without a name"},     \
+	{"thread", required_argument, OPT_THREAD, "TID|NAME,...",                            \
+	 "keep only these threads: ids, names or globs ('worker-*')"},                       \
 	{"range", required_argument, OPT_RANGE, "A..B",                                      \
 	 "keep samples in a time range (1.5s..3s, 200ms.., ..2s, ts:RAW..ts:RAW)"},          \
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",                             \
-	 "keep only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},         \
+	 "keep only these categories (cpu,ready,running,lock,io,sleep,wait,gc,external,unknown)"}, \
 	{"category-frame", required_argument, OPT_CATEGORY_FRAME, "WHERE",                   \
 	 "show the category as a frame: leaf, root or none"},                                \
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"}, \
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},   \
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules file"}
+	{"rules", required_argument, OPT_RULES, "FILE", "category rules file"},              \
+	TOOL_THREAD_OPTS
 
 /* What the shared profile options set. */
 typedef struct profile_args {
@@ -119,6 +132,8 @@ typedef struct profile_args {
 	int unit_set;
 	uint64_t *threads;       /* owned */
 	uint64_t *pids;          /* owned: --pid */
+	char **thread_patterns;  /* owned: --thread names and globs */
+	size_t nthread_patterns;
 	nt_rules *rules;         /* owned */
 	const char *rules_path;
 	nt_subsystems *subsystems; /* owned: --subsystems FILE */

@@ -303,6 +303,7 @@ static const char *nettrace_option(int code)
 	case OPT_NO_MODULE: return "no-module";
 	case OPT_RULES: return "rules";
 	case OPT_SYMBOLS: return "symbols";
+	case OPT_HIDE_IDLE: return "hide-idle";
 	default: return NULL;
 	}
 }
@@ -323,6 +324,7 @@ int main(int argc, char **argv)
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
 	profile_args a;
 	profile_args_init(&a);
+	a.popts.collapse_unresolved = 1; /* a run of "?" frames says one thing */
 	tool_getopt_tables(&t, &lo, &so);
 	int c, ec = 0;
 	double v;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LINES = OPT_PROFILE_LAST };
+enum { OPT_LINES = OPT_PROFILE_LAST, OPT_NO_SYMBOLS };
 
 static const tool_opt info_opts[] = {
 	{"json", no_argument, 'j', NULL,
@@ -22,6 +22,8 @@ static const tool_opt info_opts[] = {
 	{"lines", no_argument, OPT_LINES, NULL,
 	 "also report the source-line coverage of managed frames and why frames lack lines"},
 	TOOL_SYMBOLS_OPT,
+	{"no-symbols", no_argument, OPT_NO_SYMBOLS, NULL,
+	 "skip the symbol coverage (a second read of the file, as long as the first)"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -35,6 +37,7 @@ typedef struct info_cfg {
 	int nfiles;         /* FILE operands (JSON: >1 -> array) */
 	int lines;          /* --lines */
 	profile_args pa;    /* --symbols, for --lines */
+	int no_symbols;     /* --no-symbols */
 } info_cfg;
 
 /* ------------------------------------------------------------------ small hash tables */
@@ -173,6 +176,11 @@ typedef struct summary {
 	const char *warning;      /* truncation warning or NULL (reader's life) */
 	uint64_t warning_offset;
 	nt_rate *rate;            /* sampling-rate inference over the samples */
+	nt_pauses *pauses;        /* the runtime's GC pauses (pause.c) */
+	nt_pause *plist;          /* their list in time order (summary_finish) */
+	uint64_t gap_gc_ns;       /* sampling gaps covered by GC pauses */
+	int have_symbols;         /* symbols: from a profile of the file (not stdin) */
+	nt_symbol_coverage symbols;
 	uint64_t lost_samples;    /* lost events of the sampler (capture) threads */
 	/* libnettrace-sampler's own account of the recording (doc/format/sampler-events.md):
 	 * the first SessionSettings and the last SamplerStats */
@@ -197,6 +205,8 @@ static void summary_free(summary *s)
 	free(s->rows);
 	free(s->lost);
 	nt_rate_free(s->rate);
+	nt_pauses_free(s->pauses);
+	free(s->plist);
 	nt_reader_free(s->r);
 }
 
@@ -394,6 +404,8 @@ static int summary_add(summary *s, const nt_event *ev)
 		    strcmp(ev->meta->provider, NT_PROVIDER_UNIVERSAL_SYSTEM) == 0)) {
 		if (universal_event(s, ev, ev->meta->provider[10] == 'S'))
 			return -1;
+	} else if (nt_pauses_add_event(s->pauses, ev, s->hdr.pointer_size) < 0) {
+		return -1;
 	}
 	if (s->universal) {
 		procrow *p = proc_row(s, ev->process_id);
@@ -402,6 +414,56 @@ static int summary_add(summary *s, const nt_event *ev)
 		p->events++;
 	}
 	return 0;
+}
+
+static int pause_cmp(const void *a, const void *b)
+{
+	const nt_pause *x = a, *y = b;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The GC pauses in time order (the file order of the events is per capture thread) and
+ * how much of the sampling gaps they cover. Returns 0 or -1 (out of memory). */
+static int pauses_finish(summary *s)
+{
+	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	s->plist = malloc((pi->nlist ? pi->nlist : 1) * sizeof *s->plist);
+	if (!s->plist)
+		return -1;
+	if (pi->nlist)
+		memcpy(s->plist, pi->list, pi->nlist * sizeof *s->plist);
+	qsort(s->plist, pi->nlist, sizeof *s->plist, pause_cmp);
+	nt_pauses_info sorted = *pi;
+	sorted.list = s->plist;
+	const nt_rate_info *ri = nt_rate_result(s->rate);
+	s->gap_gc_ns = nt_pauses_overlap(&sorted, ri->gaps, ri->ngaps);
+	return 0;
+}
+
+/* Symbol coverage: the frames of the samples as the profile tools resolve them (a second
+ * read of the file, which standard input cannot give). */
+static void symbols_pass(summary *s)
+{
+	if (strcmp(s->file, "-") == 0)
+		return;
+	nt_error err;
+	nt_error_clear(&err);
+	nt_reader *r = NULL;
+	nt_profile *p = NULL;
+	nt_profile_opts po;
+	memset(&po, 0, sizeof po);
+	po.sz = sizeof po;
+	nt_reader_opts ro = {sizeof ro, 0, s->file};
+	if (nt_reader_open_file(&r, s->file, &ro, &err) == 0 && nt_profile_new(&p, &po, &err) == 0 &&
+	    nt_profile_add_trace(p, r, s->file, &err) == 0) {
+		const nt_session_info *si = nt_profile_session(p, 0);
+		if (si) {
+			s->symbols = si->symbols;
+			s->have_symbols = 1;
+		}
+	}
+	nt_profile_free(p);
+	nt_reader_free(r);
 }
 
 /* ------------------------------------------------------------------ formatting helpers */
@@ -472,13 +534,30 @@ static void print_rate_json(const summary *s, const char *ind)
 			   ", \"p10_interval_ns\": null, \"p90_interval_ns\": null, \"cv\": null");
 	fprintf(o, ", \"schedule\": \"%s\", \"samples\": %" PRIu64 ", \"rounds\": %" PRIu64
 		   ", \"threads\": %" PRIu64 ", \"per_thread_median_ns\": %.1f"
-		   ", \"lost_samples\": %" PRIu64 ", \"gaps_total_ns\": %" PRIu64 ", \"gaps\": [",
+		   ", \"lost_samples\": %" PRIu64 ", \"gaps_total_ns\": %" PRIu64
+		   ", \"gaps_count\": %" PRIu64 ", \"gaps_gc_ns\": %" PRIu64 ", \"gaps\": [",
 		ri->schedule, ri->samples, ri->rounds, ri->threads, ri->per_thread_median_ns,
-		s->lost_samples, ri->gaps_total_ns);
+		s->lost_samples, ri->gaps_total_ns, ri->gaps_count, s->gap_gc_ns);
 	for (size_t i = 0; i < ri->ngaps; i++)
 		fprintf(o, "%s{\"start_ns\": %" PRId64 ", \"length_ns\": %" PRIu64 "}", i ? ", " : "",
 			ri->gaps[i].start_ns, ri->gaps[i].length_ns);
 	fprintf(o, "]},\n");
+	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	fprintf(o, "%s  \"gc\": {\"events\": %s, \"gcs\": %" PRIu64 ", \"gc_ns\": %" PRIu64
+		   ", \"pauses\": %" PRIu64 ", \"pause_ns\": %" PRIu64
+		   ", \"sampler_suspensions\": %" PRIu64 ", \"sampler_suspension_ns\": %" PRIu64
+		   ", \"other_suspensions\": %" PRIu64 ", \"other_suspension_ns\": %" PRIu64 "},\n",
+		ind, pi->gc_events ? "true" : "false", pi->gcs, pi->gc_ns, pi->pauses, pi->pause_ns,
+		pi->sampler_suspensions, pi->sampler_ns, pi->other_suspensions, pi->other_ns);
+	if (s->have_symbols) {
+		const nt_symbol_coverage *c = &s->symbols;
+		fprintf(o, "%s  \"symbols\": {\"frames\": %" PRIu64 ", \"resolved\": %" PRIu64
+			   ", \"no_method_events\": %" PRIu64 ", \"no_method\": %" PRIu64
+			   ", \"no_module\": %" PRIu64 ", \"module_missing\": %" PRIu64
+			   ", \"build_id_mismatch\": %" PRIu64 ", \"no_symbols\": %" PRIu64 "},\n",
+			ind, c->frames, c->resolved, c->no_method_events, c->no_method, c->no_module,
+			c->module_missing, c->build_id_mismatch, c->no_symbols);
+	}
 }
 
 typedef struct lines_report lines_report;
@@ -682,8 +761,19 @@ static void print_text(const summary *s)
 		       ri->p10_interval_ns / 1e6, ri->p90_interval_ns / 1e6, ri->cv, ri->schedule,
 		       ri->rounds, (double)ri->declared_interval_ns / 1e6);
 		if (ri->ngaps) {
-			printf("Sampling gaps:     %zu pause%s, %.3f s in all:", ri->ngaps,
-			       ri->ngaps == 1 ? "" : "s", (double)ri->gaps_total_ns / 1e9);
+			const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+			printf("Sampling gaps:     %" PRIu64 " pause%s, %.3f s in all", ri->gaps_count,
+			       ri->gaps_count == 1 ? "" : "s", (double)ri->gaps_total_ns / 1e9);
+			if (pi->pauses)
+				printf(", of which %.3f s in GC pauses, %.3f s unexplained",
+				       (double)s->gap_gc_ns / 1e9,
+				       (double)(ri->gaps_total_ns > s->gap_gc_ns
+							? ri->gaps_total_ns - s->gap_gc_ns
+							: 0) / 1e9);
+			else
+				printf(", unexplained (%s)", pi->gc_events ? "no GC pause in them"
+									  : "no GC events in the trace");
+			printf(":");
 			for (size_t i = 0; i < ri->ngaps && i < 5; i++)
 				printf(" %.3f s at %.3f s%s", (double)ri->gaps[i].length_ns / 1e9,
 				       (double)ri->gaps[i].start_ns / 1e9, i + 1 < ri->ngaps ? "," : "");
@@ -692,6 +782,45 @@ static void print_text(const summary *s)
 	} else {
 		printf("Sampling rate:     - (fewer than 2 sampling rounds); declared %.3f ms\n",
 		       (double)ri->declared_interval_ns / 1e6);
+	}
+	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	if (pi->gc_events) {
+		printf("GC:                %" PRIu64 " GC%s, %.3f s (GCStart..GCEnd); %" PRIu64
+		       " pause%s, %.3f s (threads suspended: GCSuspendEEBegin..GCRestartEEEnd)",
+		       pi->gcs, pi->gcs == 1 ? "" : "s", (double)pi->gc_ns / 1e9, pi->pauses,
+		       pi->pauses == 1 ? "" : "s", (double)pi->pause_ns / 1e9);
+		if (pi->sampler_suspensions)
+			printf("; sampler suspensions %" PRIu64 ", %.3f s", pi->sampler_suspensions,
+			       (double)pi->sampler_ns / 1e9);
+		if (pi->other_suspensions)
+			printf("; other suspensions %" PRIu64 ", %.3f s", pi->other_suspensions,
+			       (double)pi->other_ns / 1e9);
+		printf("\n");
+	}
+	if (s->have_symbols && s->symbols.frames) {
+		const nt_symbol_coverage *c = &s->symbols;
+		double n = (double)c->frames;
+		printf("Symbols:           %.1f%% of %" PRIu64 " sample frames resolved", 100.0 * (double)c->resolved / n,
+		       c->frames);
+		static const char *const why[] = {
+			"no method events (no rundown or JIT events in the trace)",
+			"no managed method covers the address (native code without symbols, or a missing JIT/rundown event)",
+			"in no mapped module", "module file not found", "module build id mismatch",
+			"no symbols in the module"};
+		uint64_t k[] = {c->no_method_events, c->no_method, c->no_module, c->module_missing,
+				c->build_id_mismatch, c->no_symbols};
+		int first = 1;
+		for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+			if (!k[i])
+				continue;
+			double pc = 100.0 * (double)k[i] / n;
+			if (pc < 0.05)
+				printf("%s<0.1%% %s", first ? "; unresolved: " : ", ", why[i]);
+			else
+				printf("%s%.1f%% %s", first ? "; unresolved: " : ", ", pc, why[i]);
+			first = 0;
+		}
+		printf("\n");
 	}
 	if (s->have_settings || s->have_stats) {
 		printf("Sampler:           libnettrace-sampler");
@@ -901,7 +1030,8 @@ static int collect(tool *t, const char *file, summary *s)
 	nt_error err;
 	nt_error_clear(&err);
 	if (nt_rate_new(&s->rate, s->hdr.expected_sampling_ns, s->hdr.qpc_frequency,
-			s->hdr.sync_qpc, &err))
+			s->hdr.sync_qpc, &err) ||
+	    nt_pauses_new(&s->pauses, &err))
 		return tool_error(t, file, &err);
 	tool_progress pg;
 	tool_progress_begin(&pg, t, file);
@@ -919,7 +1049,7 @@ static int collect(tool *t, const char *file, summary *s)
 	if (rc < 0)
 		return tool_error(t, file, &err);
 	s->st = *nt_reader_stats_get(s->r);
-	if (summary_finish(s, s->r)) {
+	if (summary_finish(s, s->r) || pauses_finish(s)) {
 		oom(t, file);
 		return EXIT_SYSTEM;
 	}
@@ -946,6 +1076,8 @@ static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *p
 					lrp = &lr;
 			}
 		}
+		if (!cfg->no_symbols)
+			symbols_pass(&s);
 		if (cfg->json) {
 			if (cfg->nfiles > 1)
 				printf("%s\n", *printed ? "," : "");
@@ -1071,6 +1203,7 @@ int main(int argc, char **argv)
 		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case 'j': cfg.json = 1; break;
+		case OPT_NO_SYMBOLS: cfg.no_symbols = 1; break;
 		case 'e': cfg.events = 1; break;
 		case 's': cfg.stacks = 1; break;
 		case 'n':

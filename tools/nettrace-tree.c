@@ -45,10 +45,11 @@ enum {
 static const tool_opt tree_opts[] = {
 	{"range", required_argument, OPT_RANGE, "A..B",
 	 "only samples in [A, B): 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
-	{"thread", required_argument, OPT_THREAD, "TID,...", "only samples of these threads"},
+	{"thread", required_argument, OPT_THREAD, "TID|NAME,...",
+	 "only samples of these threads: ids, names or globs ('worker-*')"},
 	TOOL_UNIVERSAL_OPTS,
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
-	 "only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},
+	 "only these categories (cpu,ready,running,lock,io,sleep,wait,gc,external,unknown)"},
 	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
@@ -56,7 +57,9 @@ static const tool_opt tree_opts[] = {
 	{"invert", no_argument, OPT_INVERT, NULL, "bottom-up: leaf functions first, callers below"},
 	{"lines", no_argument, OPT_LINES, NULL,
 	 "a node per source line: 'NAME at FILE:LINE' (managed PDB or native DWARF lines)"},
-	{"per-thread", no_argument, OPT_PER_THREAD, NULL, "one root per thread, 'Thread (TID)'"},
+	{"per-thread", no_argument, OPT_PER_THREAD, NULL,
+	 "one root per thread, 'NAME (TID)' ('Thread (TID)' without a name)"},
+	TOOL_THREAD_OPTS,
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},
 	{"depth", required_argument, OPT_DEPTH, "N", "show N levels at most"},
 	{"min-percent", required_argument, OPT_MINPCT, "P",
@@ -176,7 +179,8 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
 		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
-		case OPT_THREAD_TIME: {
+		case OPT_THREAD_TIME: case OPT_HIDE_IDLE: case OPT_COLLAPSE_UNRESOLVED:
+		case OPT_NO_COLLAPSE_UNRESOLVED: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -387,6 +391,7 @@ int main(int argc, char **argv)
 	tree_cfg cfg;
 	memset(&cfg, 0, sizeof cfg);
 	profile_args_init(&cfg.pa);
+	cfg.pa.popts.collapse_unresolved = 1; /* a run of "?" frames says one thing */
 	cfg.to.sz = sizeof cfg.to;
 	cfg.pr.sz = sizeof cfg.pr;
 	cfg.pr.unit = NT_TREE_UNIT_AUTO;

@@ -448,12 +448,14 @@ typedef struct nt_rate_info {
 	size_t ngaps;                   /* pauses listed in gaps: longer than NT_RATE_GAP_FACTOR x
 					   median, or for a Poisson schedule beyond the exponential
 					   tail (mean x ln(n/0.01): < 0.01 false gaps per trace) */
-	const nt_gap *gaps;             /* the gaps, in time order (at most NT_RATE_MAX_GAPS) */
+	const nt_gap *gaps;             /* the gaps, in time order (all of them, unless more
+					   than NT_RATE_MAX_GAPS: then the longest) */
 	uint64_t gaps_total_ns;         /* all pauses, including any beyond the listed ones */
+	uint64_t gaps_count;            /* all pauses, listed or not (>= ngaps) */
 } nt_rate_info;
 
 #define NT_RATE_GAP_FACTOR 4.0
-#define NT_RATE_MAX_GAPS 1024
+#define NT_RATE_MAX_GAPS (1u << 20)
 
 /* Creates an estimator. declared_ns is the header's period (a hint only), freq the tick
  * frequency, sync_qpc the session start. Memory is bounded (histograms), whatever the
@@ -468,6 +470,51 @@ NT_API const nt_rate_info *nt_rate_result(nt_rate *rt);
 NT_API void nt_rate_free(nt_rate *rt);
 
 /* ---------------------------------------------------------------------------------------
+ * Runtime pauses (pause.c): GCs and execution-engine suspensions of a .NET session, from
+ * the runtime's GC events (GCStart/GCEnd, GCSuspendEEBegin/GCRestartEEEnd). A GC pause is
+ * a suspension for a GC (reason 1 SuspendForGC or 6 SuspendForGCPrep): from the request to
+ * stop the managed threads (GCSuspendEEBegin) until they run again (GCRestartEEEnd), the
+ * pause PerfView reports; it contains the GC's GCStart..GCEnd of a blocking GC. The
+ * runtime's sampler cannot sample during it, so it shows as a sampling gap.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_pauses nt_pauses;
+
+typedef struct nt_pause {
+	int64_t start_ns, end_ns; /* ns since the session start (nt_event.time_ns) */
+	uint64_t tid;             /* the thread that suspended the runtime */
+	uint32_t reason;          /* GCSuspendEEBegin Reason */
+} nt_pause;
+
+#define NT_PAUSE_MAX (1u << 22) /* GC pauses listed at most (all are counted) */
+
+typedef struct nt_pauses_info {
+	int gc_events;            /* the trace has GC events at all */
+	uint64_t gcs;             /* GCStart..GCEnd pairs */
+	uint64_t gc_ns;           /* their total length */
+	uint64_t pauses;          /* GC pauses (suspensions for a GC) */
+	uint64_t pause_ns;        /* their total length */
+	uint64_t sampler_suspensions, sampler_ns; /* reason 0: the runtime's sampler's own */
+	uint64_t other_suspensions, other_ns;     /* other reasons (debugger, shutdown...) */
+	const nt_pause *list;     /* the GC pauses in time order (at most NT_PAUSE_MAX) */
+	size_t nlist;
+} nt_pauses_info;
+
+NT_API int nt_pauses_new(nt_pauses **out, nt_error *err);
+NT_API void nt_pauses_free(nt_pauses *ps);
+/* Feeds one event (any: others are ignored), in timestamp order. Returns 1 used, 0 not,
+ * < 0 out of memory. */
+NT_API int nt_pauses_add_event(nt_pauses *ps, const nt_event *ev, uint32_t pointer_size);
+/* 1 while a GC pause is open (between its GCSuspendEEBegin and GCRestartEEEnd). */
+NT_API int nt_pauses_in_gc(const nt_pauses *ps);
+/* 1 for the GCSuspendEEBegin reasons of a GC pause. */
+NT_API int nt_pauses_is_gc_reason(uint32_t reason);
+/* The pauses so far; valid until the next nt_pauses_add_event() or nt_pauses_free(). */
+NT_API const nt_pauses_info *nt_pauses_result(nt_pauses *ps);
+/* How much of the gaps (time order, nt_rate_info.gaps) the listed GC pauses cover, ns. */
+NT_API uint64_t nt_pauses_overlap(const nt_pauses_info *in, const nt_gap *gaps, size_t ngaps);
+
+/* ---------------------------------------------------------------------------------------
  * Blocked-time categories and frame rules (category.c)
  * ------------------------------------------------------------------------------------- */
 
@@ -480,8 +527,19 @@ enum nt_category {
 	NT_CAT_GC,
 	NT_CAT_EXTERNAL,
 	NT_CAT_UNKNOWN,
+	NT_CAT_READY,   /* runnable, waiting for a CPU (a CPU clock tells it did not run) */
+	NT_CAT_RUNNING, /* on a CPU or runnable, as far as a trace without CPU clock says
+			   (the runtime's Managed samples) */
 	NT_CAT_COUNT
 };
+/* What each category means (doc/man/nettrace-rules.5, CATEGORIES): cpu is time a thread
+ * ran, measured by its CPU clock (samples of the libnettrace sampler) or named by a rule;
+ * ready the rest of a runnable thread's interval; running a Managed sample of a trace
+ * without CPU clock (on a CPU or waiting for one: the runtime cannot tell); lock, io,
+ * sleep and wait blocked time (by frame rules, runtime events or the sampler's thread
+ * state); gc a runtime GC pause; external a runtime External sample no rule explains
+ * (native code, running or blocked); unknown the rest. Values are stable: new categories
+ * are appended. */
 
 /* "cpu", "lock", ... ; NULL for an out-of-range value. */
 NT_API const char *nt_category_name(int cat);
@@ -616,6 +674,15 @@ typedef struct nt_profile_opts {
 	 * before the thread ran again, charged to the stack where it blocked) to the cpu
 	 * samples: a thread-time profile. */
 	int thread_time;
+	/* Appended: */
+	int collapse_unresolved;  /* each run of unresolved frames ("?!?": no method or module
+				     covers the address) becomes one "[unresolved]" frame */
+	int hide_idle;            /* drop the threads never on a CPU: cpu and running time
+				     under 1% of the thread's time */
+	const char *const *thread_patterns; /* keep only the threads whose name matches one of
+				     these globs (fnmatch(3): '*', '?', [...]) or whose id is in
+				     threads; borrowed until nt_profile_free() */
+	size_t nthread_patterns;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -628,6 +695,21 @@ NT_API int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, n
  * implicitly by the accessors below. */
 NT_API int nt_profile_finish(nt_profile *p, nt_error *err);
 
+/* Why frames are (un)resolved (nt_session_info.symbols), counted once per frame of each
+ * sample (samples charged by the profile). */
+typedef struct nt_symbol_coverage {
+	uint64_t frames;            /* frames of the samples */
+	uint64_t resolved;          /* named: a method, or a native function */
+	uint64_t no_method_events;  /* "?!?" in a trace without method events (no rundown, no
+				       JIT events: the file was cut or recorded without them) */
+	uint64_t no_method;         /* "?!?" where the trace has method events but none covers
+				       the address (its JIT or rundown event is missing) */
+	uint64_t no_module;         /* native trace: the address is in no mapped module */
+	uint64_t module_missing;    /* native: the module file is not found */
+	uint64_t build_id_mismatch; /* native: the file is not the one traced */
+	uint64_t no_symbols;        /* native: the file has no symbols for it (or is unreadable) */
+} nt_symbol_coverage;
+
 typedef struct nt_session_info {
 	const char *name;
 	nt_trace_header header;
@@ -638,10 +720,34 @@ typedef struct nt_session_info {
 	int64_t duration_ns;
 	uint64_t lost_events;
 	int truncated;
+	/* Appended: */
+	uint64_t clocked_samples;  /* samples that carry the thread's CPU clock (our sampler's
+				      ThreadSample v1): cpu as the clock says, else ready or
+				      blocked */
+	double gc_charged_ns;      /* GC pause time charged as gc to the threads that sat in
+				      the pauses, summed over threads (compat modes: 0) */
+	uint64_t gc_charges;       /* (thread, pause) pairs charged */
+	nt_pauses_info pauses;     /* the runtime's GC pauses and suspensions */
+	nt_symbol_coverage symbols;
+	double sample_weight_ns;   /* the weight of one sample: the inferred interval (else the
+				      declared one, else 1 ms); 0 in the compat modes, whose
+				      weights are intervals between a thread's samples */
 } nt_session_info;
 
 NT_API size_t nt_profile_session_count(nt_profile *p);
 NT_API const nt_session_info *nt_profile_session(nt_profile *p, size_t i);
+/* The name of a thread (the last ThreadName event of the libnettrace sampler for it), or
+ * NULL when the trace gives none. Borrowed until nt_profile_free(); finishes p. */
+NT_API const char *nt_profile_thread_name(nt_profile *p, uint32_t session, uint64_t tid);
+/* The label of a thread's root frame, into buf (n bytes, always NUL-terminated):
+ * "NAME (TID)" when the thread's name is known, else "Thread (TID)" (always in the compat
+ * modes, whose formats are TraceEvent's and pyroscope's), with " [S]" (S = session + 1)
+ * when with_session. ';' in a name becomes ':' (the folded format's separator). Returns
+ * the length. */
+NT_API size_t nt_profile_thread_label(nt_profile *p, uint32_t session, uint64_t tid,
+				      int with_session, char *buf, size_t n);
+/* The time thread tid ran: its cpu and running time, ns (0 for an unknown thread). */
+NT_API double nt_profile_thread_oncpu(nt_profile *p, uint32_t session, uint64_t tid);
 
 /* One group of identical samples: same session, thread, category and resolved stack. */
 typedef struct nt_sample_group {

@@ -9,7 +9,8 @@ cd "$TRACES" || exit 1
 
 for f in "$CHECKPOINTS" perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace "$TRUNCATED"; do
 	run "$INFO" --json "$f"
-	sed 's/^  "file": .*/  "file": "-",/' "$T/out" >"$T/want"
+	# (symbol coverage needs a second read of the file, which a pipe cannot give)
+	sed -e 's/^  "file": .*/  "file": "-",/' -e '/^  "symbols": /d' "$T/out" >"$T/want"
 	cp "$T/err" "$T/want-err"
 	rcf=$rc
 	cat "$f" | "$INFO" --json - >"$T/out" 2>"$T/err"

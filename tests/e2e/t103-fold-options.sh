@@ -47,11 +47,11 @@ is "$(sum "$T/out")" "$all" "--range ts:SYNC_QPC.. keeps every sample"
 # --category and --category-frame: per-category sums add up; the filter keeps one
 run "$FOLD" --unit samples --category-frame root "$MIXED"
 golden "$T/out" "$EXPECTED/t103-mixed-catroot.txt" "--category-frame root (mixed trace)"
-is "$(sed 's/;.*//' "$T/out" | sort -u | tr '\n' ' ')" "[cpu] [external] " "mixed trace: cpu and external roots"
-cpu=$(grep '^\[cpu\];' "$T/out" | awk '{ s += $NF } END { print s }')
-is "$cpu" 3904 "mixed trace: 3904 cpu samples (the Managed samples)"
-run "$FOLD" --unit samples --category cpu "$MIXED"
-is "$(sum "$T/out")" 3904 "--category cpu keeps the 3904 cpu samples"
+is "$(sed 's/;.*//' "$T/out" | sort -u | tr '\n' ' ')" "[external] [running] " "mixed trace: running and external roots"
+cpu=$(grep '^\[running\];' "$T/out" | awk '{ s += $NF } END { print s }')
+is "$cpu" 3904 "mixed trace: 3904 running samples (the Managed samples: no CPU clock)"
+run "$FOLD" --unit samples --category running "$MIXED"
+is "$(sum "$T/out")" 3904 "--category running keeps the 3904 running samples"
 run "$FOLD" --unit samples --category-frame leaf --category external "$MIXED"
 is "$(grep -c -v ';\[external\] [0-9]*$' "$T/out")" 0 "--category-frame leaf puts [external] at the leaf"
 is "$(sum "$T/out")" 2427 "--category external keeps the 2427 External samples"

@@ -25,16 +25,16 @@ END
 same "$T/out" "$T/want" "phases: one tower per subsystem"
 run "$FOLD" --subsystem-frame leaf --category-frame leaf --unit samples --no-module phases.nettrace
 cat >"$T/want" <<'END'
-App.Main();App.Compute();System.Text.Json.JsonSerializer.Serialize();[cpu];[json] 900
-App.Main();App.Load();System.IO.File.ReadAllBytes();[cpu];[storage] 900
+App.Main();App.Compute();System.Text.Json.JsonSerializer.Serialize();[running];[json] 900
+App.Main();App.Load();System.IO.File.ReadAllBytes();[running];[storage] 900
 App.Worker();System.Threading.Monitor.Enter();[lock];[threading] 500
 END
 same "$T/out" "$T/want" "phases: leaf frames, the category then the subsystem"
 run "$FOLD" --subsystem-frame root --category-frame root --per-thread --unit samples \
 	--no-module phases.nettrace
 cat >"$T/want" <<'END'
-Thread (100);[json];[cpu];App.Main();App.Compute();System.Text.Json.JsonSerializer.Serialize() 900
-Thread (100);[storage];[cpu];App.Main();App.Load();System.IO.File.ReadAllBytes() 900
+Thread (100);[json];[running];App.Main();App.Compute();System.Text.Json.JsonSerializer.Serialize() 900
+Thread (100);[storage];[running];App.Main();App.Load();System.IO.File.ReadAllBytes() 900
 Thread (101);[threading];[lock];App.Worker();System.Threading.Monitor.Enter() 500
 END
 same "$T/out" "$T/want" "phases: the thread, then the subsystem, then the category"

@@ -66,6 +66,6 @@ is_empty "$T/out" "--rules missing: nothing on stdout"
 run "$TREE" --category lock,bogus "$MIXED"
 is_rc 1 "--category with an unknown name exits 1"
 is "$(head -n 1 "$T/err")" \
-	"nettrace-tree: unknown category 'bogus' (use cpu, lock, io, sleep, wait, gc, external or unknown)" \
+	"nettrace-tree: unknown category 'bogus' (use cpu, ready, running, lock, io, sleep, wait, gc, external or unknown)" \
 	"--category bogus: names the bad category"
 done_testing

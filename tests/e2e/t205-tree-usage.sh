@@ -37,7 +37,7 @@ usage_case "bad range '5s..1s': end is not after start" --range 5s..1s "$PYRO"
 usage_case "bad range '5': expected A..B, A.. or ..B" --range 5 "$PYRO"
 usage_case "bad range '1x..2s': start: unknown unit (use ns, us, ms, s or m)" \
 	--range 1x..2s "$PYRO"
-usage_case "bad thread list 'abc': expected TID[,TID...]" --thread abc "$PYRO"
+usage_case "bad thread list '1,,2': expected TID or NAME[,...]" --thread 1,,2 "$PYRO"
 usage_case "--top and --hot cannot be combined" --top 3 --hot "$PYRO"
 usage_case "--top and --depth cannot be combined" --top 3 --depth 2 "$PYRO"
 usage_case "--top and --invert cannot be combined" --invert --top 3 "$PYRO"

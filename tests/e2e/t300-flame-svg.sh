@@ -40,7 +40,7 @@ else
 	diag "root $(root "$T/p.svg")"
 fi
 is "$(grep -c '<title>mvc-hello-world!Example.Program.Slow()</title>' "$T/p.svg")" 1 "frame names are the folded names"
-grep -q '<g id="legend"><rect [^>]*/><text [^>]*>cpu 99.9%</text>' "$T/p.svg" &&
+grep -q '<g id="legend">.*<text [^>]*>running 99.9%</text>' "$T/p.svg" &&
 	pass "the legend gives the categories' shares" || fail "the legend gives the categories' shares"
 "$FLAME" -o "$T/p2.svg" "$PYRO"
 same "$T/p2.svg" "$T/p.svg" "output is deterministic"
@@ -66,7 +66,7 @@ check_opts "--unit ms" --unit ms "$PYRO"
 check_opts "--range ..4s" --unit samples --range ..4s "$PYRO"
 check_opts "--range 4000ms.." --unit samples --range 4000ms.. "$PYRO"
 check_opts "--thread 4688,7860" --unit samples --thread 4688,7860 "$SENTRY"
-check_opts "--category cpu" --unit samples --category cpu "$MIXED"
+check_opts "--category running" --unit samples --category running "$MIXED"
 check_opts "--category external" --category external "$MIXED"
 check_opts "--managed-only" --unit samples --managed-only "$MIXED"
 check_opts "--compat pyroscope" --compat pyroscope "$PYRO"
@@ -84,7 +84,7 @@ same "$T/got" "$T/want" "--per-thread: each thread's frame weighs its samples"
 # --category-frame root and --no-module shape the frames as in nettrace-fold
 "$FLAME" --unit samples --category-frame root --no-module -o "$T/c.svg" "$MIXED"
 is "$(frames "$T/c.svg" | awk -F'\t' '$1 ~ /^\[/ { print $1 "=" $2 }' | sort | tr '\n' ' ')" \
-	"[cpu]=3904 [external]=2427 " "--category-frame root: category frames with their samples"
+	"[external]=2427 [running]=3904 " "--category-frame root: category frames with their samples"
 is "$(frames "$T/c.svg" | grep -c '^[^(!]*!')" 0 "--no-module: no 'Module!' in frame names"
 
 # ---- --sort: siblings by name (default) or heaviest first
@@ -137,7 +137,7 @@ is "$(root "$T/m5.svg")" "$(root "$T/m0.svg")" "pruning keeps the totals"
 
 # ---- folded input: detected, forced, from standard input; equal to the nettrace graph
 "$FOLD" --unit samples "$SENTRY" >"$T/s.folded"
-"$FLAME" --unit samples -o "$T/n.svg" "$SENTRY"
+"$FLAME" --unit samples --no-collapse-unresolved -o "$T/n.svg" "$SENTRY"
 run "$FLAME" -o "$T/f.svg" "$T/s.folded"
 is_rc 0 "folded input detected: exit 0"
 frames "$T/n.svg" >"$T/fn"; frames "$T/f.svg" >"$T/ff"

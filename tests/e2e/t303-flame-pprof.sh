@@ -53,7 +53,7 @@ check_total "sentry" "$SENTRY"
 check_total "pyroscope" "$PYRO"
 check_total "--range 1s..5s" "$PYRO" --range 1s..5s
 check_total "--thread 4688,2152" "$SENTRY" --thread 4688,2152
-check_total "--category cpu" "$MIXED" --category cpu
+check_total "--category running" "$MIXED" --category running
 check_total "--compat traceevent" "$MIXED" --compat traceevent
 
 go tool pprof -raw "$T/s.pb.gz" >"$T/raw" 2>"$T/raw.err"

@@ -43,7 +43,7 @@ is "$(hue "$(fill "$T/d.svg" "$slow")")" "$dir" "Slow() is coloured $dir, as its
 is "$(hue "$(fill "$T/d.svg" "$fast")")" "$(opp "$dir")" "Fast() has the opposite colour"
 
 # nettrace base: the selection options apply to both sides
-run "$FLAME" --unit samples --category cpu --diff "$MIXED" -o "$T/m.svg" "$MIXED"
+run "$FLAME" --unit samples --category running --diff "$MIXED" -o "$T/m.svg" "$MIXED"
 is "$(attr "$T/m.svg" all b)" 3904 "a nettrace base is selected with the same options"
 is "$(attr "$T/m.svg" all v)" 3904 "... as the profile drawn"
 

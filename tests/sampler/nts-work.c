@@ -138,12 +138,27 @@ NOIPA uint64_t spin_2(uint64_t n)
 	return x;
 }
 
+/* Each fair thread is named "spin-K" and prints, when done, the CPU time its own clock
+ * says it used ("truth thread=spin-K tid=TID cpu_ns=N wall_ns=N"): the truth of the
+ * profile's cpu time per thread. */
 static void *fair_thread(void *arg)
 {
 	uint64_t (*fn)(uint64_t) = (uint64_t(*)(uint64_t))arg;
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	uint64_t (*fns[3])(uint64_t) = {spin_0, spin_1, spin_2};
+	int k = fn == fns[0] ? 0 : fn == fns[1] ? 1 : 2;
+	char name[16];
+	snprintf(name, sizeof name, "spin-%d", k);
+	pthread_setname_np(pthread_self(), name);
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	uint64_t t0 = now_ns();
+	uint64_t end = t0 + (uint64_t)(seconds * 1e9);
 	while (now_ns() < end)
 		sink += fn(UNIT);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	printf("truth thread=%s tid=%ld cpu_ns=%lld wall_ns=%llu\n", name, (long)gettid(),
+	       (long long)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)),
+	       (unsigned long long)(now_ns() - t0));
 	return NULL;
 }
 

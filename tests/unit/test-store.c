@@ -372,9 +372,9 @@ static void test_store_writes_samples_and_stacks(void)
 	is_int(qi(st, "SELECT COUNT(*) FROM sample_stacks WHERE stack = "
 		      "'app!App.Main();app!App.Slow();app!App.Work()'"),
 	       6, "sample_stacks: folded text root first");
-	is_int(qi(st, "SELECT COUNT(*) FROM samples WHERE category = 'cpu' AND sample_type = "
+	is_int(qi(st, "SELECT COUNT(*) FROM samples WHERE category = 'running' AND sample_type = "
 		      "'managed'"),
-	       12, "Managed samples are cpu");
+	       12, "Managed samples are running (no CPU clock)");
 	is_str(q1(st, "SELECT frame || ' ' || samples FROM top_self LIMIT 1"), "app!App.Work() 9",
 	       "top_self: Work is the leaf of 9 samples");
 	is_int(qi(st, "SELECT samples FROM top_total WHERE function = 'App.Rec()'"), 2,

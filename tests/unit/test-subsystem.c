@@ -482,11 +482,11 @@ static void test_subsystem_profile(void)
 	       "folded with --subsystem-frame root");
 	free(f);
 	f = fold(p, NT_CATFRAME_LEAF, NT_CATFRAME_LEAF);
-	ok(f && strstr(f, "App.Main();System.IO.File.ReadAllBytes();[cpu];[storage] 3\n"),
+	ok(f && strstr(f, "App.Main();System.IO.File.ReadAllBytes();[running];[storage] 3\n"),
 	   "leaf frames: the category, then the subsystem");
 	free(f);
 	f = fold(p, NT_CATFRAME_ROOT, NT_CATFRAME_ROOT);
-	ok(f && strstr(f, "[storage];[cpu];App.Main();System.IO.File.ReadAllBytes() 3\n"),
+	ok(f && strstr(f, "[storage];[running];App.Main();System.IO.File.ReadAllBytes() 3\n"),
 	   "root frames: the subsystem, then the category");
 	free(f);
 
@@ -518,7 +518,7 @@ static void test_subsystem_profile(void)
 	ok(json && json->self_samples == 4 && json->total_samples == 6,
 	   "json: self 4, total 6 (Serialize over ReadAllBytes counts in total)");
 	ok(other && other->self_samples == 3 && other->total_samples == 3, "other: 3, total = self");
-	ok(storage && storage->cat_samples[NT_CAT_CPU] == 5, "storage's self is cpu by category");
+	ok(storage && storage->cat_samples[NT_CAT_RUNNING] == 5, "storage's self is running by category");
 	const nt_tree_subsystem *first = nt_tree_subsystem_at(t, NT_TREE_BY_SELF, 0);
 	const nt_tree_subsystem *tfirst = nt_tree_subsystem_at(t, NT_TREE_BY_TOTAL, 0);
 	ok(first && tfirst && strcmp(first->name, "storage") == 0 && strcmp(tfirst->name, "json") == 0,

@@ -373,7 +373,7 @@ static void test_tree_top_down_sums(void)
 	is_int(nt_tree_node_count(t), 9, "9 nodes: root, Main, Slow, Work, Fast, Work, Rec x3");
 	ok(check_invariants(t, 1, 0) == 9, "total = self + children, categories add up, order holds");
 	ok(root->total_ns > 0 && m && m->total_ns == root->total_ns, "weights are set (ns)");
-	is_u64(root->cat_samples[NT_CAT_CPU], 12, "managed samples without rules are cpu");
+	is_u64(root->cat_samples[NT_CAT_RUNNING], 12, "managed samples without rules (no CPU clock) are running");
 	nt_tree_free(t);
 	nt_profile_free(p);
 }
@@ -568,8 +568,8 @@ static void test_tree_categories(void)
 	nt_tree *t = make_tree(p, 0, 0, 0, 1);
 	const nt_tree_node *m = t ? at(t, "Main", NULL, NULL, NULL) : NULL;
 	ok(m && m->cat_samples[NT_CAT_LOCK] == 2 && m->cat_samples[NT_CAT_EXTERNAL] == 1 &&
-		   m->cat_samples[NT_CAT_CPU] == 1,
-	   "Main: lock 2, external 1, cpu 1");
+		   m->cat_samples[NT_CAT_RUNNING] == 1,
+	   "Main: lock 2, external 1, running 1");
 	const nt_tree_node *w = t ? at(t, "Main", "Work", NULL, NULL) : NULL;
 	ok(w && w->cat_samples[NT_CAT_LOCK] == 0 && w->cat_samples[NT_CAT_EXTERNAL] == 1,
 	   "Main>Work: external 1, no lock");
@@ -583,10 +583,10 @@ static void test_tree_categories(void)
 	o.no_header = 1;
 	char *text = t ? render(t, &o) : NULL;
 	is_str(text,
-	       " total%    self%   samples     cpu%    lock%  external%  frame\n"
-	       " 100.0%     0.0%         4    25.0%    50.0%      25.0%  app!App.Main()\n"
-	       "  50.0%    50.0%         2     0.0%    50.0%       0.0%    app!App.Lock()\n"
-	       "  50.0%    50.0%         2    25.0%     0.0%      25.0%    app!App.Work()\n",
+	       " total%    self%   samples    lock%  external%  running%  frame\n"
+	       " 100.0%     0.0%         4    50.0%      25.0%     25.0%  app!App.Main()\n"
+	       "  50.0%    50.0%         2    50.0%       0.0%      0.0%    app!App.Lock()\n"
+	       "  50.0%    50.0%         2     0.0%      25.0%     25.0%    app!App.Work()\n",
 	       "--by-category columns: categories present, share of the total");
 	free(text);
 	nt_tree_free(t);
@@ -633,7 +633,7 @@ static void test_tree_empty_stack_and_empty_tree(void)
 	char *text = t ? render(t, &o) : NULL;
 	is_str(text,
 	       "Sessions:  1\n"
-	       "  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s\n"
+	       "  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s; 1 sample = 1.000 ms (declared 1.000 ms)\n"
 	       "Samples:   0\n"
 	       "Selected:  range 3600s..\n"
 	       "View:      top-down (callees below each caller)\n"
@@ -667,7 +667,7 @@ static void test_tree_render(void)
 	       "  16.7%     0.0%         2      app!App.Rec()\n"
 	       "  16.7%    16.7%         2        app!App.Rec()\n",
 	       "full tree: depth-first, two spaces per level");
-	ok(s && strstr(s, "Sessions:  1\n  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s\n"
+	ok(s && strstr(s, "Sessions:  1\n  [1] synthetic-1: 12 samples, 0.001 s .. 0.012 s; 1 sample = 1.000 ms (declared 1.000 ms)\n"
 			  "Samples:   12\n") != NULL,
 	   "header: sessions with their span, samples");
 	ok(s && !strstr(s, "Time:"), "no Time line with unit samples");
@@ -769,6 +769,45 @@ static void test_tree_errors(void)
 	nt_profile_free(p);
 }
 
+/* collapse_unresolved: a run of "?!?" frames becomes one "[unresolved]" frame, and the
+ * group's addresses stay one per frame (the run's first, leaf-most, for it). */
+typedef struct collapse_seen {
+	int groups, good;
+} collapse_seen;
+
+static int collapse_cb(void *ctx, const nt_sample_group *g)
+{
+	collapse_seen *c = ctx;
+	c->groups++;
+	c->good = g->depth == 3 && g->nips == 3 && strstr(g->frames[0], "Work") != NULL &&
+		  strcmp(g->frames[1], "[unresolved]") == 0 && strstr(g->frames[2], "Main") != NULL &&
+		  g->ips[0] == IP(M_WORK) && g->ips[1] == IP(10) && g->ips[2] == IP(M_MAIN);
+	return 0;
+}
+
+static void test_tree_collapse_unresolved(void)
+{
+	static const tsample s[] = {{100, 2, {M_MAIN + 1, 10, 11, M_WORK + 1}}};
+	nt_profile_opts po;
+	memset(&po, 0, sizeof po);
+	po.sz = sizeof po;
+	po.collapse_unresolved = 1;
+	nt_profile *p = make_profile(s, 1, 1, &po);
+	collapse_seen c = {0, 0};
+	ok(p && nt_profile_foreach(p, collapse_cb, &c) == 0 && c.groups == 1 && c.good,
+	   "collapse_unresolved: Work;?!?;?!?;Main is Work;[unresolved];Main, one address per frame");
+	const nt_session_info *si = p ? nt_profile_session(p, 0) : NULL;
+	ok(si && si->symbols.frames == 4 && si->symbols.resolved == 2 && si->symbols.no_method == 2,
+	   "symbol coverage: 2 of 4 frames resolved, 2 with no method covering them");
+	nt_profile_free(p);
+	po.collapse_unresolved = 0;
+	p = make_profile(s, 1, 1, &po);
+	c.groups = 0;
+	ok(p && nt_profile_foreach(p, collapse_cb, &c) == 0 && c.groups == 1 && !c.good,
+	   "without collapse_unresolved the frames stay");
+	nt_profile_free(p);
+}
+
 int main(void)
 {
 	test_tree_top_down_sums();
@@ -781,5 +820,6 @@ int main(void)
 	test_tree_empty_stack_and_empty_tree();
 	test_tree_render();
 	test_tree_errors();
+	test_tree_collapse_unresolved();
 	return tap_done();
 }

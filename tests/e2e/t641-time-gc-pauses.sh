@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t641-time-gc-pauses.sh - GC pauses as time (nettrace-rules(5), CATEGORIES) on the .NET
+# Core 3.0 trace (478 GCs). The oracle is an awk pass over the events nettrace-info
+# --events lists (no profile code): GCStart..GCEnd per thread, GCSuspendEEBegin (reason 1
+# or 6)..GCRestartEEEnd per thread, and each thread's sample times.
+#  - nettrace-info's GC line: 478 GCs whose total is the events' sum (within 1%), and the
+#    pauses' total; the sampling-gap line says how much of the gaps GC pauses explain.
+#  - each thread's gc time (fold --per-thread --category-frame root) is the pauses it sat
+#    in (sampled before the pause and after it, not inside) plus its samples taken inside
+#    a pause, within 0.1%.
+#  - the process-wide gc figure (tree header) is at least the pause total; fold, SQL and
+#    the tree give the same gc and the same total.
+. "$top_srcdir/tests/e2e/lib.sh"
+FOLD=$top_builddir/tools/nettrace-fold
+TREE=$top_builddir/tools/nettrace-tree
+SQL=$top_builddir/tools/nettrace-sql
+need_tool "$INFO"
+need_tool "$FOLD"
+need_tool "$TREE"
+F=$TRACES/perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace
+
+"$INFO" --events "$F" >"$T/events" 2>/dev/null
+awk '
+function t(s) { sub(/^\[\+/, "", s); sub(/s\]$/, "", s); return s * 1e9 }
+function tid() { match($0, / tid=[0-9]+/); return substr($0, RSTART + 5, RLENGTH - 5) }
+/\/GCStart\(/ { gs[tid()] = t($1) }
+/\/GCEnd\(/ { k = tid(); if (k in gs) { n++; sum += t($1) - gs[k]; delete gs[k] } }
+/\/GCSuspendEEBegin\(/ { r = $0; sub(/.*"Reason":/, "", r); r += 0; if (r == 1 || r == 6) ss[tid()] = t($1) }
+/\/GCRestartEEEnd\(/ { k = tid(); if (k in ss) { np++; ps[np] = ss[k]; pe[np] = t($1); psum += t($1) - ss[k]; delete ss[k] } }
+/\/ThreadSample\(/ { k = tid(); ns[k]++; st[k, ns[k]] = t($1) }
+END {
+	printf "gcs %d %.0f\npauses %d %.0f\n", n, sum, np, psum
+	# per thread: the pauses it sat in, and its samples inside a pause
+	for (k in ns) {
+		c = 0; inside = 0; j = 1
+		for (p = 1; p <= np; p++) {
+			while (j <= ns[k] && st[k, j] <= ps[p]) j++
+			# st[k, j - 1] <= start < st[k, j]
+			if (j > 1 && j <= ns[k] && st[k, j] >= pe[p]) c += pe[p] - ps[p]
+		}
+		for (i = 1; i <= ns[k]; i++)
+			for (p = 1; p <= np; p++) if (st[k, i] >= ps[p] && st[k, i] < pe[p]) { inside++; break }
+		printf "thread %s %.0f %d\n", k, c, inside
+	}
+}' "$T/events" >"$T/oracle"
+read -r _ gcs gc_ns <<EOT
+$(grep '^gcs ' "$T/oracle")
+EOT
+read -r _ npause pause_ns <<EOT
+$(grep '^pauses ' "$T/oracle")
+EOT
+is "$gcs" 478 "the oracle finds the trace's 478 GCs"
+
+run "$INFO" "$F"
+line=$(grep '^GC: ' "$T/out")
+got_gcs=$(echo "$line" | sed -n 's/^GC: *\([0-9]*\) GCs, \([0-9.]*\) s (GCStart..GCEnd); \([0-9]*\) pauses, \([0-9.]*\) s .*/\1 \2 \3 \4/p')
+read -r g1 g2 p1 p2 <<EOT
+$got_gcs
+EOT
+is "$g1" 478 "nettrace-info: 478 GCs"
+if awk -v a="$g2" -v b="$gc_ns" 'BEGIN { d = a * 1e9 - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.01 * b) }'; then
+	pass "nettrace-info: GC total $g2 s, the 478 GCs sum to $(awk -v b="$gc_ns" 'BEGIN { printf "%.3f", b / 1e9 }') s (within 1%)"
+else
+	fail "nettrace-info: GC total $g2 s, the 478 GCs sum to $gc_ns ns"
+fi
+if [ "$p1" = "$npause" ] && awk -v a="$p2" -v b="$pause_ns" 'BEGIN { d = a * 1e9 - b; if (d < 0) d = -d; exit !(d <= 0.001 * b + 1e6) }'; then
+	pass "nettrace-info: $p1 GC pauses, $p2 s, as the suspension events say"
+else
+	fail "nettrace-info: GC pauses $p1 / $p2 s, the events say $npause / $pause_ns ns"
+fi
+if grep -q '^Sampling gaps: .* of which [0-9.]* s in GC pauses, [0-9.]* s unexplained' "$T/out"; then
+	pass "nettrace-info explains the sampling gaps with the GC pauses"
+else
+	fail "nettrace-info explains the sampling gaps with the GC pauses"; diag "$(grep '^Sampling gaps' "$T/out")"
+fi
+
+# per thread: gc = pauses sat in + samples inside a pause x the sample weight
+iv=$("$INFO" --json "$F" | sed -n 's/.*"inferred_interval_ns": \([0-9.]*\).*/\1/p' | head -n 1)
+"$FOLD" --per-thread --category-frame root "$F" >"$T/fold"
+awk -F';' '$2 == "[gc]" { n = split($0, w, " "); tid = $1; sub(/.*\(/, "", tid); sub(/\).*/, "", tid); s[tid] += w[n] }
+	END { for (t in s) printf "%s %.0f\n", t, s[t] }' "$T/fold" | sort >"$T/gc"
+awk -v iv="$iv" 'NR == FNR { if ($1 == "thread") want[$2] = $3 + $4 * iv; next }
+	{ got[$1] = $2 }
+	END { for (k in want) { g = got[k] + 0; d = g - want[k]; if (d < 0) d = -d
+		if (d > 1e6 + 0.001 * want[k]) { bad++; printf "# thread %s: gc %.0f, want %.0f\n", k, g, want[k] }
+		if (want[k] > 0) sat++ }
+	      printf "%d %d\n", bad, sat }' "$T/oracle" "$T/gc" >"$T/cmp"
+bad=$(tail -n 1 "$T/cmp" | cut -d' ' -f1) sat=$(tail -n 1 "$T/cmp" | cut -d' ' -f2)
+if [ "$bad" = 0 ] && [ "$sat" -gt 0 ]; then
+	pass "each of $sat threads: gc time = the pauses it sat in (and its samples inside one)"
+else
+	fail "each thread's gc time = the pauses it sat in"; diag "$(grep '^#' "$T/cmp" | head -n 5)"
+fi
+
+# process-wide: tree >= the pause total; fold, SQL, tree agree
+run "$TREE" --by-category --depth 1 "$F"
+tree_gc=$(sed -n 's/^Categories:.* gc [0-9.]*% (\([^)]*\)).*/\1/p' "$T/out" | awk '{ m = $2 == "s" ? 1e9 : $2 == "ms" ? 1e6 : $2 == "us" ? 1e3 : 1; printf "%.0f", $1 * m }')
+tree_total=$(sed -n 's/^Time: *//p' "$T/out" | awk '{ m = $2 == "s" ? 1e9 : $2 == "ms" ? 1e6 : $2 == "us" ? 1e3 : 1; printf "%.0f", $1 * m }')
+fold_gc=$(awk '{ s += $2 } END { printf "%.0f", s }' "$T/gc")
+fold_total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/fold")
+if awk -v a="$tree_gc" -v b="$pause_ns" 'BEGIN { exit !(a >= b && b > 0) }'; then
+	pass "tree: process-wide gc $tree_gc ns >= the pause total $pause_ns ns"
+else
+	fail "tree: process-wide gc $tree_gc ns >= the pause total $pause_ns ns"
+fi
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.0005 * b) }'; }
+if close "$tree_gc" "$fold_gc" && close "$tree_total" "$fold_total"; then
+	pass "tree and fold agree: gc and total"
+else
+	fail "tree and fold agree: gc $tree_gc/$fold_gc, total $tree_total/$fold_total"
+fi
+if [ -x "$SQL" ] && command -v sqlite3 >/dev/null 2>&1; then
+	"$SQL" -o "$T/db" "$F" >/dev/null 2>&1
+	sql_gc=$(sqlite3 "$T/db" "SELECT ROUND(SUM(time_ns)) FROM category_time WHERE category = 'gc'" | cut -d. -f1)
+	sql_total=$(sqlite3 "$T/db" "SELECT ROUND(SUM(weight_ns)) FROM sample_groups" | cut -d. -f1)
+	if close "$sql_gc" "$fold_gc" && close "$sql_total" "$fold_total"; then
+		pass "SQL and fold agree: gc and total"
+	else
+		fail "SQL and fold agree: gc $sql_gc/$fold_gc, total $sql_total/$fold_total"
+	fi
+else
+	skip "SQL: nettrace-sql or sqlite3 missing"
+fi
+done_testing
