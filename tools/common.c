@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +111,54 @@ void tool_warn(tool *t, const char *file, uint64_t offset, const char *msg)
 	fprintf(stderr, "warning: %s\n", msg);
 }
 
+int tool_open_error(tool *t, const char *path, const char *mode)
+{
+	int e = errno;
+	struct stat st;
+	if (mode[0] == 'w' && e == EISDIR)
+		fprintf(stderr, "%s: cannot open %s: %s (an output file is needed)\n", t->prog, path,
+			strerror(e));
+	else if (mode[0] == 'r' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		fprintf(stderr, "%s: cannot open %s: Is a directory\n", t->prog, path);
+	else
+		fprintf(stderr, "%s: cannot open %s: %s\n", t->prog, path, strerror(e));
+	if (t->rc < EXIT_SYSTEM)
+		t->rc = EXIT_SYSTEM;
+	return EXIT_SYSTEM;
+}
+
+int tool_close_output(tool *t, FILE *fp, const char *path)
+{
+	int bad = ferror(fp);
+	int e = errno;
+	if (fclose(fp) != 0) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: cannot write %s: %s\n", t->prog, path, strerror(e));
+	if (t->rc < EXIT_SYSTEM)
+		t->rc = EXIT_SYSTEM;
+	return EXIT_SYSTEM;
+}
+
+unsigned tool_term_width(FILE *fp)
+{
+	const char *c = getenv("COLUMNS");
+	if (c && *c) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(c, &end, 10);
+		if (!errno && !*end && v > 0 && v <= 100000)
+			return (unsigned)v;
+	}
+	struct winsize ws;
+	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
+}
+
 int tool_finish(tool *t)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -138,6 +187,8 @@ void profile_args_free(profile_args *a)
 	nt_subsystems_free(a->subsystems);
 	free(a->symbols);
 	a->symbols = NULL;
+	nt_select_free(a->select);
+	a->select = NULL;
 	a->threads = NULL;
 	a->rules = NULL;
 	a->subsystems = NULL;
@@ -345,6 +396,29 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		if (a->fopts.subsystem_frame != NT_CATFRAME_NONE)
 			a->popts.subsystems = 1;
 		return 1;
+	case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP: case OPT_FOLD_PAT:
+	case OPT_NO_SIGNATURE: {
+		if (!a->select && nt_select_new(&a->select, &err))
+			return -tool_error(t, NULL, &err);
+		a->popts.select = a->select;
+		if (code == OPT_NO_SIGNATURE) {
+			nt_select_no_signature(a->select, 1);
+			a->select_rewrites = 1;
+			return 1;
+		}
+		int kind = code == OPT_FOCUS ? NT_SELECT_FOCUS : code == OPT_EXCLUDE ? NT_SELECT_EXCLUDE
+			   : code == OPT_GROUP ? NT_SELECT_GROUP : NT_SELECT_FOLD;
+		if (nt_select_add(a->select, kind, arg, &err)) {
+			if (err.code == NT_EINVAL) {
+				tool_usage_error(t, "%s", err.msg);
+				return -EXIT_USAGE;
+			}
+			return -tool_error(t, NULL, &err);
+		}
+		if (kind == NT_SELECT_GROUP || kind == NT_SELECT_FOLD)
+			a->select_rewrites = 1;
+		return 1;
+	}
 	case OPT_RULES:
 		nt_rules_free(a->rules);
 		a->rules = NULL;

@@ -41,6 +41,15 @@ int tool_error(tool *t, const char *file, const nt_error *err);
 void tool_warn(tool *t, const char *file, uint64_t offset, const char *msg);
 /* Maps an nt_errcode to an exit code. */
 int tool_exit_code(int code);
+/* "prog: cannot open FILE: reason" (the one wording of every tool) with exit code 3;
+ * mode "r" or "w" only matters for the message of a directory. Returns EXIT_SYSTEM. */
+int tool_open_error(tool *t, const char *path, const char *mode);
+/* Closes an output file opened by the tool; on failure prints "prog: cannot write FILE:
+ * reason", records exit code 3 and returns it; else 0. */
+int tool_close_output(tool *t, FILE *fp, const char *path);
+/* Columns of the terminal fp writes to: COLUMNS when set to a number, else the terminal's
+ * width (TIOCGWINSZ) when fp is one, else 0 (no limit). */
+unsigned tool_term_width(FILE *fp);
 /* Flushes and checks stdout; returns the final exit code. */
 int tool_finish(tool *t);
 
@@ -71,7 +80,8 @@ void tool_progress_end(tool_progress *pg);
 enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
-	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_PROFILE_LAST
+	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_FOCUS,
+	OPT_EXCLUDE, OPT_GROUP, OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -79,6 +89,19 @@ enum {
 #define TOOL_SYMBOLS_OPT                                                                   \
 	{"symbols", required_argument, OPT_SYMBOLS, "DIR",                                   \
 	 "look for .NET PDBs and assemblies in DIR (repeatable; NETTRACE_SYMBOL_PATH)"}
+
+/* Stack selection options (libtrace/select.c), for the tools that show stacks. */
+#define TOOL_SELECT_OPTS                                                                   \
+	{"focus", required_argument, OPT_FOCUS, "RE",                                        \
+	 "only stacks through a frame matching RE (regex, any case)"},                      \
+	{"exclude", required_argument, OPT_EXCLUDE, "RE",                                    \
+	 "drop stacks through a frame matching RE"},                                        \
+	{"group", required_argument, OPT_GROUP, "PAT->NAME",                                 \
+	 "rename frames matching PAT to NAME, merging runs ('=>': entry group)"},           \
+	{"fold", required_argument, OPT_FOLD_PAT, "PAT",                                     \
+	 "remove frames matching PAT, their time going to the caller"},                     \
+	{"no-signature", no_argument, OPT_NO_SIGNATURE, NULL,                                \
+	 "drop argument lists from frame names (overloads merge)"}
 
 /* Subsystem options, for the tools that show subsystems (not in TOOL_PROFILE_OPTS: each
  * tool lists the rows it documents). --subsystems turns classification on. */
@@ -125,6 +148,8 @@ typedef struct profile_args {
 	const char *subsystems_path;
 	char *symbols;           /* owned: --symbols DIRs joined by ':' */
 	nt_native_opts nopts;    /* popts.native points here once profile_load() ran */
+	nt_select *select;       /* owned: --focus, --exclude, --group, --fold, --no-signature */
+	int select_rewrites;     /* --group, --fold or --no-signature given */
 } profile_args;
 
 void profile_args_init(profile_args *a);

@@ -25,6 +25,7 @@ static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	TOOL_SYMBOLS_OPT,
 	TOOL_UNIVERSAL_OPTS,
+	TOOL_SELECT_OPTS,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
@@ -303,6 +304,11 @@ static const char *nettrace_option(int code)
 	case OPT_NO_MODULE: return "no-module";
 	case OPT_RULES: return "rules";
 	case OPT_SYMBOLS: return "symbols";
+	case OPT_FOCUS: return "focus";
+	case OPT_EXCLUDE: return "exclude";
+	case OPT_GROUP: return "group";
+	case OPT_FOLD_PAT: return "fold";
+	case OPT_NO_SIGNATURE: return "no-signature";
 	default: return NULL;
 	}
 }

@@ -616,6 +616,10 @@ typedef struct nt_profile_opts {
 	 * before the thread ran again, charged to the stack where it blocked) to the cpu
 	 * samples: a thread-time profile. */
 	int thread_time;
+	/* A stack selection (nt_select_new()): focus, exclude, group and fold patterns that
+	 * nt_profile_foreach() applies to every group, so every view shows the same stacks;
+	 * NULL = none. Borrowed: it must outlive the profile. */
+	const struct nt_select *select;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -671,12 +675,50 @@ typedef struct nt_sample_group {
 				       fine time bucket of nt_profile_when_grid(), in bucket
 				       order, only non-empty buckets; NULL when not asked */
 	size_t nwhen;               /* entries in when */
+	const uint32_t *frame_src;  /* with a selection that rewrites frames (group, fold,
+				       no_signature): for each frame, the index of the frame of
+				       the unselected stack it stands for (nt_profile_frame_native()
+				       maps through it); NULL when the frames are the stack's own */
 } nt_sample_group;
 
 typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
 /* Calls fn for every group (deterministic order: session, thread, first appearance).
  * Stops and returns fn's value when it is non-zero. */
 NT_API int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx);
+
+/* ---------------------------------------------------------------------------------------
+ * Stack selections (select.c): which stacks a view keeps and how their frames read, as
+ * PerfView's stack viewer filters them (IncPats, ExcPats, GroupPats, FoldPats). Set one in
+ * nt_profile_opts.select. In order, per stack (root to leaf): no_signature drops each
+ * frame's argument list; the first GROUP pattern that matches a frame renames it (consecutive
+ * frames of one group become one frame); FOLD patterns remove the frames they match (their
+ * time becomes their caller's); then the stack is kept when every FOCUS pattern matches one
+ * of its frames and no EXCLUDE pattern matches any. Matching ignores case and finds the
+ * pattern anywhere in the name. FOCUS/EXCLUDE take POSIX extended regular expressions;
+ * GROUP ("PAT->NAME", "PAT=>NAME" an entry group named "NAME <<entry frame>>", "PAT->"
+ * keeps matching frames as they are) and FOLD take PerfView's patterns: '*' any text, '%'
+ * an identifier ([[:alnum:]_.]*), a leading '^' anchors, "{...}" captures for $1..$9 in NAME,
+ * several patterns separated by ';' after an optional "[description]".
+ * Thread safety: immutable once built; one selection may serve several profiles.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_select nt_select;
+enum nt_select_kind { NT_SELECT_FOCUS = 0, NT_SELECT_EXCLUDE, NT_SELECT_GROUP, NT_SELECT_FOLD };
+
+NT_API int nt_select_new(nt_select **out, nt_error *err);
+/* Adds one --focus/--exclude regex or --group/--fold pattern text; NT_EINVAL with a message
+ * naming the pattern when it does not compile. */
+NT_API int nt_select_add(nt_select *s, int kind, const char *spec, nt_error *err);
+/* Frames without their argument list: "Module!Ns.Type.Method(int32)" reads
+ * "Module!Ns.Type.Method", so overloads merge. */
+NT_API void nt_select_no_signature(nt_select *s, int on);
+/* 1 when the selection renames or removes frames (group, fold, no_signature). */
+NT_API int nt_select_rewrites(const nt_select *s);
+/* 1 when the selection has nothing to do (NULL, no pattern, no no_signature). */
+NT_API int nt_select_empty(const nt_select *s);
+/* Length of a frame name without its trailing argument list ("M(int)" -> 1). */
+NT_API size_t nt_select_strip_signature(const char *frame);
+NT_API void nt_select_free(nt_select *s);
 
 /* ---------------------------------------------------------------------------------------
  * Folded stacks (fold.c)
@@ -817,6 +859,9 @@ typedef struct nt_tree_print_opts {
 				 UTF-8 blocks U+2581..U+2588 */
 	int by_subsystem;     /* print the time per subsystem (self, total, by category)
 				 instead of the tree; the profile needs subsystems */
+	uint32_t width;       /* > 0: rows fit this many columns, names cut in the middle
+				 ("Ns.Ty…Method(int32)"; never shorter than 24 columns); 0 = no
+				 limit */
 } nt_tree_print_opts;
 
 /* Writes the header (sessions, samples, total time, unit, selection, view) and then
@@ -826,6 +871,54 @@ typedef struct nt_tree_print_opts {
  * Control characters in names print as '?'. Fails with NT_ENOMEM or the sink's error. */
 NT_API int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts,
 			      const nt_sink *sink, nt_error *err);
+
+/* The tree's views as JSON (views.c): {"samples", "total_ns", "by", "categories",
+ * "selection", then "children" (nested nodes with name, total_ns, samples, self_ns,
+ * self_samples, categories, thread/session for thread nodes, when, children; pruned as the
+ * text is by max_depth, min_percent and hot), or "top_self"/"top_total" (opts->top), or
+ * "subsystems" (opts->by_subsystem)}. by_samples and per_thread: the tree's options. */
+NT_API int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_samples,
+			      int per_thread, const nt_sink *sink, nt_error *err);
+
+/* The difference of two trees by function (views.c): each function's total and self share
+ * of its tree (by time, or samples with by_samples) against the base's, sorted by the
+ * largest change; functions only in t are "added", only in base "removed". Functions with
+ * equal shares, and changes below opts->min_percent points, are left out, so a tree against
+ * itself shows no function. Build both trees with the same options (no_module matches
+ * functions across renamed modules). Text (opts->width cuts names) or JSON. */
+NT_API int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_print_opts *opts,
+			      int by_samples, int json, const nt_sink *sink, nt_error *err);
+
+/* Callers and callees of one function (views.c), PerfView's Caller-Callee view: over the
+ * stacks of a profile (after its selection), the function's total (stacks through it,
+ * once each) and self (stacks ending in it); each caller (the frame right above an
+ * occurrence, "[no caller]" where the function is the root) and callee (the frame right
+ * below) with the time of the stacks through that pair (once per stack) and, as its self,
+ * the part where the pair ends the stack. FUNC is a frame name, or a regex (POSIX
+ * extended, any case) that matches exactly one distinct name; else NT_EINVAL says so. */
+typedef struct nt_butterfly nt_butterfly;
+typedef struct nt_butterfly_opts {
+	size_t sz;        /* sizeof(nt_butterfly_opts) */
+	int no_module;    /* names without "Module!" */
+	int by_samples;   /* order by samples instead of time */
+} nt_butterfly_opts;
+typedef struct nt_butterfly_entry {
+	const char *name;
+	uint64_t samples, self_samples;
+	double total_ns, self_ns;
+} nt_butterfly_entry;
+enum { NT_BUTTERFLY_CALLERS = 0, NT_BUTTERFLY_CALLEES = 1 };
+NT_API int nt_butterfly_new(nt_butterfly **out, nt_profile *p, const char *func,
+			    const nt_butterfly_opts *opts, nt_error *err);
+NT_API void nt_butterfly_free(nt_butterfly *b);
+/* The function itself (its name as matched). */
+NT_API const nt_butterfly_entry *nt_butterfly_func(const nt_butterfly *b);
+NT_API size_t nt_butterfly_count(const nt_butterfly *b, int side);
+/* Entry i of a side, heaviest first (ties by name); NULL out of range. */
+NT_API const nt_butterfly_entry *nt_butterfly_at(const nt_butterfly *b, int side, size_t i);
+/* Text (opts: unit, width, ascii) or JSON of the sides in the mask sides (1 << side). */
+NT_API int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opts *opts,
+			      int json, const nt_sink *sink, nt_error *err);
 
 /* ---------------------------------------------------------------------------------------
  * Exports (export-svg.c, export-speedscope.c, export-pprof.c): interactive flame graph SVG
