@@ -138,6 +138,16 @@ int nt_text_cut_middle(const char *s, size_t n, size_t cols, int ascii, size_t *
  * in a fixed unit. */
 void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
 
+/* The samples of a profile read with nt_profile_opts.sequence, in reading order
+ * (profile.c): group index (nt_sample_group.group), ns since the session start, and the
+ * weight charged (compat modes; 0: the session's interval, the group's weight / samples). */
+typedef struct nt_seqent {
+	uint32_t group;
+	int64_t time_ns;
+	double weight_ns;
+} nt_seqent;
+const nt_seqent *nt_profile_sequence(const nt_profile *p, size_t *n);
+
 /* The work of a selection for one profile (select.c): each stack's selected frames, made
  * once. key identifies the stack (and the TraceEvent pseudo-frame it carries). */
 typedef struct nt_selcache nt_selcache;

@@ -156,6 +156,8 @@ struct nt_profile {
 	nt_when_grid when_grid; /* after finish */
 
 	nt_selcache *selc;    /* opts.select: each stack's selected frames (select.c) */
+	nt_seqent *seq;       /* opts.sequence: every counted sample, in reading order */
+	size_t nseq, seqcap;
 };
 
 /* ------------------------------------------------------------------ lifecycle */
@@ -239,6 +241,7 @@ void nt_profile_free(nt_profile *p)
 	free(p->when_bins);
 	free(p->when_off);
 	nt_selcache_free(p->selc);
+	free(p->seq);
 	free(p);
 }
 
@@ -684,6 +687,11 @@ static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
 	g->weight += w;
 	if (p->o.when && when_add(p, gi, tns))
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording sample times");
+	if (p->o.sequence) {
+		if (nt_grow((void **)&p->seq, &p->seqcap, p->nseq + 1, sizeof *p->seq))
+			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording samples");
+		p->seq[p->nseq++] = (nt_seqent){(uint32_t)gi, tns, w};
+	}
 	if (!p->o.sample_fn)
 		return 0;
 	nt_profile_sample ps = {g->session, (uint32_t)gi, g->thread_id, ts, tns, w};
@@ -1303,6 +1311,12 @@ nt_mlines *nt_profile_mlines(nt_profile *p, size_t session)
 	if (session >= p->ns || nt_profile_finish(p, NULL))
 		return NULL;
 	return p->s[session].mlines;
+}
+
+const nt_seqent *nt_profile_sequence(const nt_profile *p, size_t *n)
+{
+	*n = p->o.sequence ? p->nseq : 0;
+	return p->o.sequence ? p->seq : NULL;
 }
 
 nt_native *nt_profile_native(nt_profile *p, size_t session)

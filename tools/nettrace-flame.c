@@ -433,6 +433,9 @@ int main(int argc, char **argv)
 	}
 	if (timeline)
 		a.popts.when = 1;
+	/* speedscope lays each thread's samples out in time order */
+	if (format == FMT_SPEEDSCOPE)
+		a.popts.sequence = 1;
 	int nstdin = 0;
 	for (int i = optind; i < argc; i++)
 		nstdin += strcmp(argv[i], "-") == 0;

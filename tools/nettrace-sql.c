@@ -33,6 +33,7 @@ enum {
 	OPT_TO,
 	OPT_REPLACE,
 	OPT_LABEL,
+	OPT_RAW,
 };
 
 /* The shared profile rows that make sense for a database (no --unit, --per-thread,
@@ -44,6 +45,8 @@ static const tool_opt sql_opts[] = {
 	{"query-file", required_argument, OPT_QUERY_FILE, "FILE", "run the SQL in FILE ('-': stdin)"},
 	{"csv", no_argument, OPT_CSV, NULL, "print the result as CSV (with a header line)"},
 	{"json", no_argument, OPT_JSON, NULL, "print the result as a JSON array of objects"},
+	{"raw", no_argument, OPT_RAW, NULL,
+	 "print values as they are, tab-separated, no header (folded stacks for flamegraph.pl)"},
 	{"no-events", no_argument, OPT_NO_EVENTS, NULL, "import samples only, no events"},
 	{"to", required_argument, OPT_TO, "URL",
 	 "import into ClickHouse: clickhouse://[USER[:PW]@]HOST[:PORT][/DB]"},
@@ -67,7 +70,7 @@ static const tool_opt sql_opts[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_RAW };
 
 typedef struct sql_cfg {
 	profile_args pa;
@@ -396,6 +399,24 @@ static int on_row(void *ctx, const nt_sql_row *row)
 		putchar('}');
 		return 0;
 	}
+	if (pr->fmt == FMT_RAW) {
+		/* as they are: a tab between values, a newline after each row (a tab or newline
+		 * inside a value becomes a space, so that every row stays one line) */
+		for (size_t i = 0; i < nc; i++) {
+			if (i)
+				putchar('\t');
+			char *s = format_value(&row->values[i]);
+			if (!s)
+				return NT_ENOMEM;
+			for (char *q = s; *q; q++)
+				if (*q == '\t' || *q == '\n' || *q == '\r')
+					*q = ' ';
+			fputs(s, stdout);
+			free(s);
+		}
+		putchar('\n');
+		return 0;
+	}
 	if (pr->fmt == FMT_CSV) {
 		for (size_t i = 0; i < nc; i++) {
 			if (i)
@@ -618,6 +639,7 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 			break;
 		case OPT_CSV: cfg->fmt = FMT_CSV; break;
 		case OPT_JSON: cfg->fmt = FMT_JSON; break;
+		case OPT_RAW: cfg->fmt = FMT_RAW; break;
 		case OPT_NO_EVENTS: cfg->no_events = 1; break;
 		case OPT_TO: cfg->to = optarg; break;
 		case OPT_REPLACE: cfg->replace = 1; break;

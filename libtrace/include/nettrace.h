@@ -620,6 +620,10 @@ typedef struct nt_profile_opts {
 	 * nt_profile_foreach() applies to every group, so every view shows the same stacks;
 	 * NULL = none. Borrowed: it must outlive the profile. */
 	const struct nt_select *select;
+	/* Keep every counted sample's group, time and weight in reading order, so that exports
+	 * can lay the samples out in time order (nt_speedscope_write()); memory grows with
+	 * samples (24 bytes each). */
+	int sequence;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -986,9 +990,14 @@ NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts
 			      const nt_sink *sink, nt_error *err);
 
 /* Writes a speedscope file (https://www.speedscope.app/file-format-schema.json) of
- * "sampled" profiles with explicit weights in the source's unit: one per (session,
- * thread), preceded by an "All threads" profile when there are several; folded input
- * gives one profile. Frames are shared; samples list frame indexes root first. */
+ * "sampled" profiles with explicit weights in the source's unit, frames shared, samples
+ * listing frame indexes root first. A profile read with nt_profile_opts.sequence gives one
+ * profile per (session, thread) with its samples in time order (consecutive samples of one
+ * stack merged), on the session's time axis: startValue 0 (the session start), endValue
+ * the session's end, and the time a thread was not sampled as empty samples ([]), so that
+ * speedscope's "Time Order" view shows what happened when. Without the sequence, one
+ * entry per distinct stack per thread, preceded by an "All threads" profile when there
+ * are several; folded input gives one profile. */
 NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 /* Writes a callgrind profile (KCachegrind, callgrind_annotate): per function ("Module!name"
