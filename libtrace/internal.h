@@ -126,6 +126,10 @@ uint32_t nt_event_sample_type(const nt_event *ev);
  * compiled in), for the test that checks it against the file. Never NULL. */
 const char *nt_rules_default_text(size_t *len);
 
+/* The readable form of a C++ or Rust symbol name (demangle.c), malloc'd, or NULL when name
+ * is not mangled (or cannot be demangled). */
+char *nt_demangle(const char *name);
+
 /* Names cut to a width (views.c, used by tree.c): the display columns of UTF-8 text, and
  * where to cut s (n bytes) to fit cols columns (at least NT_MIN_NAME_COLUMNS): returns 0
  * when it fits, else 1 with the head's bytes, where the tail starts and the mark between

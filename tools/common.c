@@ -396,6 +396,9 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		if (a->fopts.subsystem_frame != NT_CATFRAME_NONE)
 			a->popts.subsystems = 1;
 		return 1;
+	case OPT_NO_DEMANGLE:
+		a->no_demangle = 1; /* in the resolver's options (nopts) of profile_load() */
+		return 1;
 	case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP: case OPT_FOLD_PAT:
 	case OPT_NO_SIGNATURE: {
 		if (!a->select && nt_select_new(&a->select, &err))
@@ -530,10 +533,11 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		memcpy(ns + ol, env, el + 1);
 		a->symbols = ns;
 	}
-	if (a->symbols && !a->popts.native) {
+	if ((a->symbols || a->no_demangle) && !a->popts.native) {
 		memset(&a->nopts, 0, sizeof a->nopts);
 		a->nopts.sz = sizeof a->nopts;
 		a->nopts.symbol_path = a->symbols;
+		a->nopts.flags = a->no_demangle ? NT_NATIVE_NO_DEMANGLE : 0;
 		a->popts.native = &a->nopts;
 	}
 	nt_profile_opts po = a->popts;

@@ -81,7 +81,8 @@ enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
 	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_FOCUS,
-	OPT_EXCLUDE, OPT_GROUP, OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_PROFILE_LAST
+	OPT_EXCLUDE, OPT_GROUP, OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_NO_DEMANGLE,
+	OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -89,6 +90,11 @@ enum {
 #define TOOL_SYMBOLS_OPT                                                                   \
 	{"symbols", required_argument, OPT_SYMBOLS, "DIR",                                   \
 	 "look for .NET PDBs and assemblies in DIR (repeatable; NETTRACE_SYMBOL_PATH)"}
+
+/* Native frames keep their mangled C++/Rust names. */
+#define TOOL_DEMANGLE_OPT                                                                  \
+	{"no-demangle", no_argument, OPT_NO_DEMANGLE, NULL,                                  \
+	 "keep C++ and Rust function names mangled (_ZN...)"}
 
 /* Stack selection options (libtrace/select.c), for the tools that show stacks. */
 #define TOOL_SELECT_OPTS                                                                   \
@@ -150,6 +156,7 @@ typedef struct profile_args {
 	nt_native_opts nopts;    /* popts.native points here once profile_load() ran */
 	nt_select *select;       /* owned: --focus, --exclude, --group, --fold, --no-signature */
 	int select_rewrites;     /* --group, --fold or --no-signature given */
+	int no_demangle;         /* --no-demangle: NT_NATIVE_NO_DEMANGLE in nopts */
 } profile_args;
 
 void profile_args_init(profile_args *a);

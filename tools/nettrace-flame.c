@@ -26,6 +26,7 @@ static const tool_opt OPTS[] = {
 	TOOL_SYMBOLS_OPT,
 	TOOL_UNIVERSAL_OPTS,
 	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
@@ -309,6 +310,7 @@ static const char *nettrace_option(int code)
 	case OPT_GROUP: return "group";
 	case OPT_FOLD_PAT: return "fold";
 	case OPT_NO_SIGNATURE: return "no-signature";
+	case OPT_NO_DEMANGLE: return "no-demangle";
 	default: return NULL;
 	}
 }

@@ -13,6 +13,7 @@ static const tool_opt OPTS[] = {
 	TOOL_SYMBOLS_OPT,
 	TOOL_SUBSYSTEM_FRAME_OPT,
 	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
 	TOOL_STD_OPTS,

@@ -54,6 +54,7 @@ static const tool_opt sql_opts[] = {
 	 "with --to: import traces that are there already again"},
 	{"label", required_argument, OPT_LABEL, "KEY=VALUE",
 	 "with --to: a label of the traces (service=api, deploy=v42; repeatable)"},
+	TOOL_DEMANGLE_OPT,
 	{"range", required_argument, OPT_RANGE, "A..B",
 	 "import samples in [A, B) only: 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
 	{"thread", required_argument, OPT_THREAD, "TID,...", "import samples of these threads only"},
@@ -620,7 +621,8 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
-		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
+		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
+		case OPT_NO_DEMANGLE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

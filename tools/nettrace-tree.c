@@ -82,6 +82,7 @@ static const tool_opt tree_opts[] = {
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
 	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
 	{"callers", required_argument, OPT_CALLERS, "FUNC",
 	 "who calls FUNC (a name, or a regex matching one) and with what share of its time"},
 	{"callees", required_argument, OPT_CALLEES, "FUNC",
@@ -204,7 +205,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
 		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
 		case OPT_THREAD_TIME: case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP:
-		case OPT_FOLD_PAT: case OPT_NO_SIGNATURE: {
+		case OPT_FOLD_PAT: case OPT_NO_SIGNATURE: case OPT_NO_DEMANGLE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

@@ -1204,6 +1204,10 @@ enum nt_native_flags {
 	/* Read DIEs only through libdwarf's API, not also directly from the section bytes
 	 * (slower; the reference the direct reader is tested against). */
 	NT_NATIVE_LIBDWARF_ONLY = 1u << 0,
+	/* Frame names keep C++ and Rust functions mangled ("_ZNK6MatrixlsEi"); by default
+	 * nt_native_frame.name holds the demangled form ("Matrix::operator<<(int) const",
+	 * libiberty's demangler) and .function the symbol as it is. */
+	NT_NATIVE_NO_DEMANGLE = 1u << 1,
 };
 
 typedef struct nt_native_opts {
@@ -1222,8 +1226,10 @@ typedef struct nt_native_opts {
 /* One frame of a resolved address. Strings are borrowed from the resolver (valid until
  * nt_native_free()). Fields may be appended in later versions. */
 typedef struct nt_native_frame {
-	const char *name;       /* frame name for tools: "module!function", or "module+0x1a2b"
-				   (file offset) when the function is unknown; never NULL */
+	const char *name;       /* frame name for tools: "module!function" (C++ and Rust
+				   functions demangled unless NT_NATIVE_NO_DEMANGLE), or
+				   "module+0x1a2b" (file offset) when the function is unknown;
+				   never NULL */
 	const char *function;   /* DWARF (linkage name first, as addr2line) or ELF symbol
 				   name; NULL when unknown */
 	const char *file;       /* source file, absolute when DWARF says so; NULL if unknown */
