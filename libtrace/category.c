@@ -893,7 +893,7 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 	*len = 0;
 	f = fopen(path, "rb");
 	if (!f)
-		return nt_fail_errno(err, errno, "cannot open %s file '%s'", what, path);
+		return nt_fail_errno(err, errno, "cannot open %s", path);
 	while (*len <= CAT_MAX_TEXT) {
 		if (*len == cap && nt_grow((void **)buf, &cap, *len + 4096, 1)) {
 			rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory reading %s file '%s'",
@@ -906,7 +906,7 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 			break;
 	}
 	if (!rc && ferror(f))
-		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read %s file '%s'", what, path);
+		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read %s", path);
 	fclose(f);
 	if (rc) {
 		free(*buf);

@@ -89,6 +89,9 @@ int tool_exit_code(int code)
 
 int tool_error(tool *t, const char *file, const nt_error *err)
 {
+	/* "cannot open FILE: reason" names the file already: one error style, the file once */
+	if (file && err->code == NT_EIO && err->offset == NT_NO_OFFSET && strstr(err->msg, file))
+		file = NULL;
 	fprintf(stderr, "%s: ", t->prog);
 	if (file)
 		fprintf(stderr, "%s: ", file);

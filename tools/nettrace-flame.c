@@ -129,8 +129,7 @@ static int classify(tool *t, input *in, int folded)
 {
 	int fd = strcmp(in->path, "-") == 0 ? STDIN_FILENO : open(in->path, O_RDONLY);
 	if (fd < 0) {
-		fprintf(stderr, "%s: %s: cannot open: %s\n", t->prog, in->path, strerror(errno));
-		return EXIT_SYSTEM;
+		return tool_open_error(t, in->path, "r");
 	}
 	if (fd != STDIN_FILENO && !folded) {
 		char head[8];
@@ -144,7 +143,7 @@ static int classify(tool *t, input *in, int folded)
 			return 0;
 		}
 		if (lseek(fd, 0, SEEK_SET) != 0) {
-			fprintf(stderr, "%s: %s: cannot read: %s\n", t->prog, in->path, strerror(errno));
+			fprintf(stderr, "%s: cannot read %s: %s\n", t->prog, in->path, strerror(errno));
 			close(fd);
 			return EXIT_SYSTEM;
 		}
@@ -167,7 +166,7 @@ static int classify(tool *t, input *in, int folded)
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (e) {
-		fprintf(stderr, "%s: %s: cannot read: %s\n", t->prog, in->path, strerror(e));
+		fprintf(stderr, "%s: cannot read %s: %s\n", t->prog, in->path, strerror(e));
 		return EXIT_SYSTEM;
 	}
 	in->nettrace = !folded && is_nettrace(in->data, in->len);
@@ -227,6 +226,33 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 	return 0;
 }
 
+/* Input that is neither a trace nor folded text: nothing at all, or binary data (a NUL
+ * byte, which folded text never holds, in its first 4 KiB: an executable, an image, a
+ * database). Bad input (exit 2) with what it looks like, instead of an empty graph or
+ * "line 1: the count is not a decimal number". Returns 0 or the exit code. */
+static int check_folded(tool *t, const input *in)
+{
+	if (in->nettrace)
+		return 0;
+	const char *what = NULL;
+	if (in->len == 0)
+		what = "empty input: neither a nettrace trace nor folded stacks";
+	else if (in->len >= 4 && memcmp(in->data, "\177ELF", 4) == 0)
+		what = "an ELF file, not a nettrace trace or folded stacks";
+	else if (nt_store_probe(in->data, in->len))
+		what = "an SQLite database, not a nettrace trace or folded stacks "
+		       "(query it with nettrace-sql)";
+	else if (memchr(in->data, '\0', in->len < 4096 ? in->len : 4096))
+		what = "binary data, not a nettrace trace or folded stacks";
+	if (!what)
+		return 0;
+	fprintf(stderr, "%s: %s: %s\n", t->prog, strcmp(in->path, "-") ? in->path : "standard input",
+		what);
+	if (t->rc < EXIT_BADINPUT)
+		t->rc = EXIT_BADINPUT;
+	return EXIT_BADINPUT;
+}
+
 /* Builds the stack source of one side: all nettrace (one profile) or all folded. */
 static int load_side(tool *t, profile_args *a, side *sd, int folded, const char *nettrace_only,
 		     int unit)
@@ -235,6 +261,8 @@ static int load_side(tool *t, profile_args *a, side *sd, int folded, const char 
 	for (size_t i = 0; i < sd->n; i++) {
 		int ec = classify(t, &sd->in[i], folded);
 		if (ec)
+			return ec;
+		if ((ec = check_folded(t, &sd->in[i])) != 0)
 			return ec;
 		nn += sd->in[i].nettrace != 0;
 	}
@@ -487,9 +515,16 @@ int main(int argc, char **argv)
 		goto out;
 
 	FILE *fp = stdout;
+	/* an SVG or a gzip'd profile is no text for a terminal (speedscope and callgrind are
+	 * text: they may go there) */
+	if (!out_path && (format == FMT_SVG || format == FMT_PPROF) && isatty(STDOUT_FILENO)) {
+		ec = tool_usage_error(&t, "will not write %s to a terminal: use -o FILE or redirect "
+					  "standard output", format == FMT_SVG ? "an SVG image"
+					  : "a gzip'd pprof profile");
+		goto out;
+	}
 	if (out_path && !(fp = fopen(out_path, "wb"))) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", t.prog, out_path, strerror(errno));
-		ec = EXIT_SYSTEM;
+		ec = tool_open_error(&t, out_path, "w");
 		goto out;
 	}
 	nt_sink sink = nt_sink_stdio(fp);

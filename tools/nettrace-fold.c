@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	profile_check_selection(&t, &a, p);
 	FILE *fp = stdout;
 	if (out_path && !(fp = fopen(out_path, "w"))) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", t.prog, out_path, strerror(errno));
+		tool_open_error(&t, out_path, "w");
 		nt_profile_free(p);
 		profile_args_free(&a);
 		return EXIT_SYSTEM;

@@ -471,6 +471,17 @@ static int run_query(tool *t, nt_store *st, const char *sql, int fmt)
 		t->rc = EXIT_SYSTEM;
 		return EXIT_SYSTEM;
 	}
+	if (rc == NT_ESQL) {
+		/* SQLite's result code says whose fault it is: the query's (SQLITE_ERROR: not
+		 * valid SQL, no such table...) is a usage error, a file that is no sound
+		 * database (SQLITE_CORRUPT, SQLITE_NOTADB) bad input, the rest the system's */
+		int sc = err.sys_errno;
+		int ec = sc == 1 ? EXIT_USAGE : sc == 11 || sc == 26 ? EXIT_BADINPUT : EXIT_SYSTEM;
+		fprintf(stderr, "%s: %s\n", t->prog, err.msg);
+		if (ec > t->rc)
+			t->rc = ec;
+		return ec;
+	}
 	if (rc)
 		return tool_error(t, NULL, &err);
 	return 0;

@@ -51,7 +51,8 @@ enum nt_errcode {
 
 typedef struct nt_error {
 	int code;        /* an nt_errcode, 0 if nothing failed */
-	int sys_errno;   /* errno when code == NT_EIO, else 0 */
+	int sys_errno;   /* errno when code == NT_EIO; SQLite's primary result code for the
+			    NT_ESQL of nt_store_query(); else 0 */
 	uint64_t offset; /* byte offset in the input, NT_NO_OFFSET if none */
 	char msg[256];   /* lowercase, no trailing period, names the values involved */
 } nt_error;
@@ -1129,7 +1130,9 @@ typedef int (*nt_sql_row_fn)(void *ctx, const nt_sql_row *row);
  * is called once with values == NULL (its column names, even when no row follows) and then
  * once per row. Returns 0, fn's non-zero value, or NT_ESQL with "SQL error: <SQLite's message>"
  * (and where in sql it happened, when SQLite says) for a statement that fails; statements
- * before it have run. */
+ * before it have run. err->sys_errno then holds SQLite's primary result code: 1
+ * (SQLITE_ERROR) for a statement that is not valid SQL or names what does not exist, 11 or
+ * 26 for a file that is not a sound database, others for the system (I/O, locks, space). */
 NT_API int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx,
 			  nt_error *err);
 
