@@ -51,10 +51,41 @@ void tool_help(const tool *t)
 		else
 			snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		printf("  %-28s %s\n", left, o->help);
+		/* the help text wrapped at word boundaries to 79 columns, in a column of its own */
+		const char *h = o->help;
+		int col = printf("  %-28s", left);
+		if (col > 30) {
+			printf("\n%31s", "");
+			col = 31;
+		} else {
+			putchar(' ');
+			col++;
+		}
+		int first = 1;
+		while (*h) {
+			while (*h == ' ')
+				h++;
+			size_t w = strcspn(h, " ");
+			if (!w)
+				break;
+			if (!first) {
+				if (col + 1 + (int)w > 79) {
+					printf("\n%31s", "");
+					col = 31;
+				} else {
+					putchar(' ');
+					col++;
+				}
+			}
+			printf("%.*s", (int)w, h);
+			col += (int)w;
+			h += w;
+			first = 0;
+		}
+		putchar('\n');
 	}
-	printf("\nExit status: 0 ok, 1 usage error, 2 bad input, 3 system error, 4 internal "
-	       "error.\nSee %s(1) for details.\n",
+	printf("\nExit status: 0 ok, 1 usage error, 2 bad input, 3 system error, 4 internal\n"
+	       "error. See %s(1) for details.\n",
 	       t->prog);
 }
 
@@ -74,6 +105,20 @@ int tool_usage_error(tool *t, const char *fmt, ...)
 	if (t->rc < EXIT_USAGE)
 		t->rc = EXIT_USAGE;
 	return EXIT_USAGE;
+}
+
+int tool_bad_option(tool *t, int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	int is_long = strncmp(arg, "--", 2) == 0;
+	if (c == ':')
+		return is_long ? tool_usage_error(t, "option '%s' requires an argument", arg)
+			       : tool_usage_error(t, "option '-%c' requires an argument", optopt);
+	if (is_long && strchr(arg, '=') && optopt)
+		return tool_usage_error(t, "option '%.*s' does not take an argument",
+					(int)(strchr(arg, '=') - arg), arg);
+	return is_long ? tool_usage_error(t, "unrecognized option '%s'", arg)
+		       : tool_usage_error(t, "invalid option '-%c'", optopt);
 }
 
 int tool_exit_code(int code)

@@ -35,6 +35,10 @@ void tool_help(const tool *t);
 void tool_version(const tool *t);
 /* Prints "prog: message" + "Try 'prog --help'." and returns EXIT_USAGE. */
 int tool_usage_error(tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The one wording of a bad command-line option, after getopt_long() returned c ('?' or,
+ * with shortopts starting with ':', ':' for a missing argument): "unrecognized option
+ * '--x'", "invalid option '-x'", "option '--x' requires an argument"; exit code 1. */
+int tool_bad_option(tool *t, int c, char **argv);
 /* Prints an nt_error for file (NULL = none) and records its exit code; returns it. */
 int tool_error(tool *t, const char *file, const nt_error *err);
 /* Prints a warning "prog: file: at byte N (0xN): warning: msg". */

@@ -360,10 +360,13 @@ int main(int argc, char **argv)
 	profile_args a;
 	profile_args_init(&a);
 	tool_getopt_tables(&t, &lo, &so);
+	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
 	int c, ec = 0;
 	double v;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {
 			ec = -r;
@@ -435,11 +438,7 @@ int main(int argc, char **argv)
 		case 'h': tool_help(&t); goto out;
 		case 'V': tool_version(&t); goto out;
 		default:
-			if (optopt && optopt < 128)
-				ec = tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			else
-				ec = tool_usage_error(&t, "bad option '%s' or missing argument",
-						      argv[optind - 1]);
+			ec = tool_bad_option(&t, c, argv);
 			goto out;
 		}
 	}

@@ -33,9 +33,12 @@ int main(int argc, char **argv)
 	profile_args a;
 	profile_args_init(&a);
 	tool_getopt_tables(&t, &lo, &so);
+	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {
 			profile_args_free(&a);
@@ -50,9 +53,7 @@ int main(int argc, char **argv)
 		case 'V': tool_version(&t); profile_args_free(&a); return tool_finish(&t);
 		default:
 			profile_args_free(&a);
-			if (optopt && optopt < 128)
-				return tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			return tool_usage_error(&t, "bad option '%s' or missing argument", argv[optind - 1]);
+			return tool_bad_option(&t, c, argv);
 		}
 	}
 	if (a.subsystems_path && a.fopts.subsystem_frame == NT_CATFRAME_NONE) {

@@ -24,11 +24,12 @@
 #include <zlib.h>
 
 enum {
-	OPT_QUERY = 'q',
+	OPT_QUERY = 'e',
+	OPT_QUERY_OLD = 'q',   /* -q, the short option of --query before 0.2: still read */
 	OPT_OUTPUT = 'o',
-	OPT_QUERY_FILE = OPT_PROFILE_LAST,
+	OPT_JSON = 'j',
+	OPT_QUERY_FILE = OPT_PROFILE_LAST, /* long-only options: codes >= 256 */
 	OPT_CSV,
-	OPT_JSON,
 	OPT_NO_EVENTS,
 	OPT_TO,
 	OPT_REPLACE,
@@ -623,13 +624,12 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 	struct option *lo;
 	char *so;
 	tool_getopt_tables(t, &lo, &so);
+	/* -e SQL is --query (-q, its letter before, is still read: -q is --quiet elsewhere) */
 	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	snprintf(shortopts, sizeof shortopts, ":%sq:", so);
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
 		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
@@ -641,13 +641,14 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_OUTPUT: cfg->out = optarg; break;
 		case OPT_QUERY:
+		case OPT_QUERY_OLD:
 			if (cfg->query || cfg->query_file)
-				return tool_usage_error(t, "give one query (-q or --query-file)");
+				return tool_usage_error(t, "give one query (-e or --query-file)");
 			cfg->query = optarg;
 			break;
 		case OPT_QUERY_FILE:
 			if (cfg->query || cfg->query_file)
-				return tool_usage_error(t, "give one query (-q or --query-file)");
+				return tool_usage_error(t, "give one query (-e or --query-file)");
 			cfg->query_file = optarg;
 			break;
 		case OPT_CSV: cfg->fmt = FMT_CSV; break;
@@ -665,13 +666,8 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
 		case ':':
-			if (is_long)
-				return tool_usage_error(t, "option '%s' requires an argument", arg);
-			return tool_usage_error(t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long)
-				return tool_usage_error(t, "unrecognized option '%s'", arg);
-			return tool_usage_error(t, "invalid option '-%c'", optopt);
+			return tool_bad_option(t, c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -705,10 +701,10 @@ static int import(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
 
 int main(int argc, char **argv)
 {
-	tool t = {"nettrace-sql", "[OPTIONS] FILE... (-o DB | -q SQL)",
+	tool t = {"nettrace-sql", "[OPTIONS] FILE... (-o DB | -e SQL)",
 		  "Import the samples and events of nettrace (.NET EventPipe) files into an SQLite\n"
-		  "database (-o), or query them with SQL (-q): over a temporary in-memory import of\n"
-		  "the traces, or over a database given as the only FILE. Schema and example\n"
+		  "database (-o), or query them with SQL (-e): over a temporary in-memory import\n"
+		  "of the traces, or over a database given as the only FILE. Schema and example\n"
 		  "queries: doc/sqlite-schema.md.",
 		  sql_opts, 0, 0};
 	sql_cfg cfg;

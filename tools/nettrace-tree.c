@@ -21,7 +21,6 @@ enum {
 	OPT_MINPCT = 'p',
 	OPT_DEPTH = 'd',
 	OPT_TOP = 'n',
-	OPT_INVERT = 'i',
 	OPT_HOT = OPT_PROFILE_LAST,
 	OPT_BYCAT,
 	OPT_WHEN,
@@ -32,8 +31,9 @@ enum {
 	OPT_CALLERS,
 	OPT_CALLEES,
 	OPT_DIFF,
-	OPT_JSON,
+	OPT_INVERT,
 	OPT_WIDTH,
+	OPT_JSON = 'j',   /* short options after the long-only codes (>= 256) */
 	OPT_OUTPUT = 'o',
 };
 
@@ -192,8 +192,6 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case OPT_RULES: {
 			int ec = load_rules(t, &cfg->pa, optarg);
@@ -281,13 +279,8 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
 		case ':':
-			if (is_long)
-				return tool_usage_error(t, "option '%s' requires an argument", arg);
-			return tool_usage_error(t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long)
-				return tool_usage_error(t, "unrecognized option '%s'", arg);
-			return tool_usage_error(t, "invalid option '-%c'", optopt);
+			return tool_bad_option(t, c, argv);
 		}
 	}
 	cfg->to.per_thread = cfg->pa.fopts.per_thread;
