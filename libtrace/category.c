@@ -944,6 +944,43 @@ const char *nt_rules_default_text(size_t *len)
 	return cat_default_text;
 }
 
+const char *nt_rules_default_source(size_t *len)
+{
+	if (len)
+		*len = sizeof cat_default_text - 1;
+	return cat_default_text;
+}
+
+int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL output pointer");
+	*out = NULL;
+	if (!path)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL path");
+	int rc = rules_read(path, "rules", &buf, &len, err);
+	if (rc)
+		return rc;
+	/* the file first (its line numbers stay those of its errors), a line break in case
+	 * its last line has none, then the defaults */
+	size_t dl = sizeof cat_default_text - 1;
+	char *all = malloc(len + 1 + dl);
+	if (!all) {
+		free(buf);
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory reading rules file '%s'",
+			       path);
+	}
+	memcpy(all, buf, len);
+	all[len] = '\n';
+	memcpy(all + len + 1, cat_default_text, dl);
+	free(buf);
+	rc = nt_rules_parse(out, all, len + 1 + dl, path, err);
+	free(all);
+	return rc;
+}
+
 int nt_rules_default(nt_rules **out, nt_error *err)
 {
 	return nt_rules_parse(out, cat_default_text, sizeof cat_default_text - 1,

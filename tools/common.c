@@ -272,6 +272,38 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
  * into *out (owned, replaced) and *nout. Returns 1 or -exit code. */
 static int parse_ids(tool *t, const char *arg, const char *what, const char *key,
 		     uint64_t **out, size_t *nout)
+/* The category rules of --rules and --no-default-rules (in either order): the file's
+ * rules before the built-in ones, or alone, or none at all. A bad rule is bad input (exit
+ * 2) whatever code the parser chose; the message names the file, the line and (as "at
+ * byte N") the line's offset. Returns 1, or an exit code < 0 after printing the error. */
+static int load_rules(tool *t, profile_args *a)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_rules_free(a->rules);
+	a->rules = NULL;
+	a->popts.rules = NULL;
+	const char *path = a->rules_path;
+	int rc = !path ? nt_rules_parse(&a->rules, "", 0, "(no rules)", &err)
+		 : a->no_default_rules ? nt_rules_load(&a->rules, path, &err)
+				       : nt_rules_load_with_defaults(&a->rules, path, &err);
+	if (rc == 0) {
+		a->popts.rules = a->rules;
+		return 1;
+	}
+	if (err.code == NT_EIO)
+		return -tool_error(t, NULL, &err);
+	if (err.code != NT_ENOMEM)
+		err.code = NT_EFORMAT;
+	/* "F: line 3: ..." moves the file name in front of the offset, where tool_error()
+	 * puts file names */
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
+		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
+	return -tool_error(t, path, &err);
+}
+
+static int parse_threads(tool *t, profile_args *a, const char *arg)
 {
 	size_t n = 0;
 	const char *p = arg;
@@ -471,15 +503,11 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		return 1;
 	}
 	case OPT_RULES:
-		nt_rules_free(a->rules);
-		a->rules = NULL;
-		if (nt_rules_load(&a->rules, arg, &err)) {
-			int ec = tool_error(t, NULL, &err);
-			return -ec;
-		}
 		a->rules_path = arg;
-		a->popts.rules = a->rules;
-		return 1;
+		return load_rules(t, a);
+	case OPT_NO_DEFAULT_RULES:
+		a->no_default_rules = 1;
+		return load_rules(t, a);
 	default:
 		return 0;
 	}

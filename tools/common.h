@@ -86,7 +86,7 @@ enum {
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
 	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_FOCUS,
 	OPT_EXCLUDE, OPT_GROUP, OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_NO_DEMANGLE,
-	OPT_PROFILE_LAST
+	OPT_NO_DEFAULT_RULES, OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -94,6 +94,13 @@ enum {
 #define TOOL_SYMBOLS_OPT                                                                   \
 	{"symbols", required_argument, OPT_SYMBOLS, "DIR",                                   \
 	 "look for .NET PDBs and assemblies in DIR (repeatable; NETTRACE_SYMBOL_PATH)"}
+
+/* --rules FILE adds to the built-in rules; --no-default-rules drops those. */
+#define TOOL_RULES_OPTS                                                                    \
+	{"rules", required_argument, OPT_RULES, "FILE",                                      \
+	 "category rules tried before the built-in ones (nettrace-rules(5))"},              \
+	{"no-default-rules", no_argument, OPT_NO_DEFAULT_RULES, NULL,                        \
+	 "no built-in category rules: only those of --rules (if any)"}
 
 /* Native frames keep their mangled C++/Rust names. */
 #define TOOL_DEMANGLE_OPT                                                                  \
@@ -143,7 +150,7 @@ enum {
 	 "show the category as a frame: leaf, root or none"},                                \
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"}, \
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},   \
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules file"}
+	TOOL_RULES_OPTS
 
 /* What the shared profile options set. */
 typedef struct profile_args {
@@ -161,6 +168,7 @@ typedef struct profile_args {
 	nt_select *select;       /* owned: --focus, --exclude, --group, --fold, --no-signature */
 	int select_rewrites;     /* --group, --fold or --no-signature given */
 	int no_demangle;         /* --no-demangle: NT_NATIVE_NO_DEMANGLE in nopts */
+	int no_default_rules;    /* --no-default-rules */
 } profile_args;
 
 void profile_args_init(profile_args *a);

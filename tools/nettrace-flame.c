@@ -333,6 +333,7 @@ static const char *nettrace_option(int code)
 	case OPT_NO_MODULE: return "no-module";
 	case OPT_RULES: return "rules";
 	case OPT_SYMBOLS: return "symbols";
+	case OPT_NO_DEFAULT_RULES: return "no-default-rules";
 	case OPT_FOCUS: return "focus";
 	case OPT_EXCLUDE: return "exclude";
 	case OPT_GROUP: return "group";

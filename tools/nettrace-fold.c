@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { OPT_PRINT_RULES = OPT_PROFILE_LAST };
+
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	TOOL_UNIVERSAL_OPTS,
@@ -16,6 +18,8 @@ static const tool_opt OPTS[] = {
 	TOOL_DEMANGLE_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
+	{"print-rules", no_argument, OPT_PRINT_RULES, NULL,
+	 "print the built-in category rules (nettrace-rules(5)) and exit"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -49,6 +53,13 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': out_path = optarg; break;
 		case 'v': t.verbose = 1; break;
+		case OPT_PRINT_RULES: {
+			size_t n;
+			const char *text = nt_rules_default_source(&n);
+			fwrite(text, 1, n, stdout);
+			profile_args_free(&a);
+			return tool_finish(&t);
+		}
 		case 'h': tool_help(&t); profile_args_free(&a); return tool_finish(&t);
 		case 'V': tool_version(&t); profile_args_free(&a); return tool_finish(&t);
 		default:

@@ -61,7 +61,7 @@ static const tool_opt sql_opts[] = {
 	{"thread", required_argument, OPT_THREAD, "TID,...", "import samples of these threads only"},
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "import these categories only (cpu,lock,io,sleep,wait,gc,external,unknown)"},
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
+	TOOL_RULES_OPTS,
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
@@ -633,7 +633,7 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
 		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
-		case OPT_NO_DEMANGLE: {
+		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

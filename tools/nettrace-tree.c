@@ -55,7 +55,7 @@ static const tool_opt tree_opts[] = {
 	TOOL_UNIVERSAL_OPTS,
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "only these categories (cpu,lock,io,sleep,wait,gc,external,unknown)"},
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
+	TOOL_RULES_OPTS,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"},
@@ -137,33 +137,6 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
-/* Loads --rules. A bad rule is bad input (exit 2) whatever code the parser chose; the
- * message names the file, the line and (as "at byte N") the line's offset. Returns 0 or
- * the exit code after printing the error. */
-static int load_rules(tool *t, profile_args *a, const char *path)
-{
-	nt_error err;
-	nt_error_clear(&err);
-	nt_rules_free(a->rules);
-	a->rules = NULL;
-	a->popts.rules = NULL;
-	if (nt_rules_load(&a->rules, path, &err) == 0) {
-		a->rules_path = path;
-		a->popts.rules = a->rules;
-		return 0;
-	}
-	if (err.code != NT_EIO && err.code != NT_ENOMEM)
-		err.code = NT_EFORMAT;
-	/* "cannot open F: reason" already names the file; a parse error may start with
-	 * "F: ", which moves in front of the offset, where tool_error puts file names */
-	size_t n = strlen(path);
-	if (err.code == NT_EIO)
-		return tool_error(t, NULL, &err);
-	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
-		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
-	return tool_error(t, path, &err);
-}
-
 /* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) uses UTF-8, so that the --when
  * blocks display. The tool's own locale is put back to "C" afterwards: nothing else here
  * depends on it. */
@@ -193,12 +166,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (c) {
-		case OPT_RULES: {
-			int ec = load_rules(t, &cfg->pa, optarg);
-			if (ec)
-				return ec;
-			break;
-		}
+		case OPT_RULES: case OPT_NO_DEFAULT_RULES:
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
 		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
@@ -371,7 +339,9 @@ static void describe_selection(const tree_cfg *cfg, char *buf, size_t n)
 	else if (cfg->pa.popts.compat == NT_COMPAT_TRACEEVENT)
 		ADD("weights as traceevent");
 	if (cfg->pa.rules_path)
-		ADD("rules %s", cfg->pa.rules_path);
+		ADD("rules %s%s", cfg->pa.rules_path, cfg->pa.no_default_rules ? " only" : "");
+	else if (cfg->pa.no_default_rules)
+		ADD("no category rules");
 	if (cfg->pa.subsystems_path)
 		ADD("subsystems %s", cfg->pa.subsystems_path);
 	for (int i = 0; i < cfg->nsel; i++)

@@ -499,6 +499,13 @@ NT_API int nt_rules_parse(nt_rules **out, const char *text, size_t len, const ch
 			  nt_error *err);
 /* Reads and parses a rules file. */
 NT_API int nt_rules_load(nt_rules **out, const char *path, nt_error *err);
+/* The rules of a file followed by the built-in ones: for each frame the file's rules are
+ * tried first, then the defaults (what --rules FILE means to the tools). Errors name the
+ * file's lines, as nt_rules_load(). */
+NT_API int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err);
+/* The text of the built-in rules (data/rules/default.rules as compiled in), for
+ * nettrace-fold --print-rules. Borrowed, static. */
+NT_API const char *nt_rules_default_source(size_t *len);
 /* The built-in default rules (the text of data/rules/default.rules compiled in). */
 NT_API int nt_rules_default(nt_rules **out, nt_error *err);
 NT_API void nt_rules_free(nt_rules *rules);
