@@ -62,6 +62,10 @@ static const tool_opt sql_opts[] = {
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "import these categories only (cpu,lock,io,sleep,wait,gc,external,unknown)"},
 	TOOL_RULES_OPTS,
+	{"focus", required_argument, OPT_FOCUS, "RE",
+	 "import only stacks through a frame matching RE (regex, any case)"},
+	{"exclude", required_argument, OPT_EXCLUDE, "RE",
+	 "import no stack through a frame matching RE"},
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
@@ -633,7 +637,8 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
 		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
-		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES: {
+		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES:
+		case OPT_FOCUS: case OPT_EXCLUDE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

@@ -626,7 +626,8 @@ typedef struct nt_profile_opts {
 	int thread_time;
 	/* A stack selection (nt_select_new()): focus, exclude, group and fold patterns that
 	 * nt_profile_foreach() applies to every group, so every view shows the same stacks;
-	 * NULL = none. Borrowed: it must outlive the profile. */
+	 * NULL = none. Borrowed: it must outlive the profile. The SQLite store takes focus and
+	 * exclude only (it keeps each frame's address: renamed frames have none). */
 	const struct nt_select *select;
 	/* Keep every counted sample's group, time and weight in reading order, so that exports
 	 * can lay the samples out in time order (nt_speedscope_write()); memory grows with

@@ -34,6 +34,12 @@ is "$(awk -F '\t' '$1 == "samples" { print $2 }' "$T/flat")" "$(sum_of "$T/want-
 awk '/Sentry/ && /Finish/' "$T/all" >"$T/want-two"
 same "$T/two" "$T/want-two" "two --focus: stacks matching both"
 
+# nettrace-sql imports the same selection
+"$top_builddir/tools/nettrace-sql" --focus 'SENTRY\.Profiling' --exclude 'Finish' --raw \
+	-e 'SELECT COUNT(*) FROM samples' "$SENTRY" >"$T/sqln"
+is "$(cat "$T/sqln")" "$(grep -v Finish "$T/want-focus" | awk '{ s += $NF } END { print s + 0 }')" \
+	"nettrace-sql --focus/--exclude imports the samples of the selected stacks"
+
 # --no-signature: each frame's trailing argument list dropped, lines merged.
 sed -e 's/([^;]*)\(;\| \)/\1/g' "$T/all" | regroup >"$T/want-nosig"
 "$FOLD" --unit samples --no-signature "$SENTRY" | sort >"$T/nosig"
