@@ -268,10 +268,6 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
 	return -tool_error(t, path, &err);
 }
 
-/* A list "ID[,ID...]" of --thread or --pid (what: "thread" / "process", key "TID"/"PID")
- * into *out (owned, replaced) and *nout. Returns 1 or -exit code. */
-static int parse_ids(tool *t, const char *arg, const char *what, const char *key,
-		     uint64_t **out, size_t *nout)
 /* The category rules of --rules and --no-default-rules (in either order): the file's
  * rules before the built-in ones, or alone, or none at all. A bad rule is bad input (exit
  * 2) whatever code the parser chose; the message names the file, the line and (as "at
@@ -303,7 +299,10 @@ static int load_rules(tool *t, profile_args *a)
 	return -tool_error(t, path, &err);
 }
 
-static int parse_threads(tool *t, profile_args *a, const char *arg)
+/* A list "ID[,ID...]" of --thread or --pid (what: "thread" / "process", key "TID"/"PID")
+ * into *out (owned, replaced) and *nout. Returns 1 or -exit code. */
+static int parse_ids(tool *t, const char *arg, const char *what, const char *key,
+		     uint64_t **out, size_t *nout)
 {
 	size_t n = 0;
 	const char *p = arg;
