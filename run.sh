@@ -30,7 +30,7 @@ die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 # libFuzzer targets and groff to lint the man pages. binutils
 # gives objdump/nm to the build tests.
 PKGS_BUILD="gcc make binutils autoconf automake libtool pkg-config
-	libdwarf-dev libelf-dev zlib1g-dev libsqlite3-dev"
+	libdwarf-dev libelf-dev zlib1g-dev libsqlite3-dev libiberty-dev"
 PKGS_TEST="clang libclang-rt-dev groff-base"
 # The export tests read our pprof files with the real `go tool pprof` and drive the SVG
 # flame graph in headless Chromium (through playwright-core, from npm); the native-symbol

@@ -35,6 +35,6 @@ if [ -x "$tools/nettrace-sql" ]; then
 	          round(sum(s.weight_ns) / 1e6, 1) AS ms
 	   FROM samples s JOIN threads t ON t.id = s.thread_id
 	   GROUP BY t.name, s.category ORDER BY t.name, samples DESC"
-	say "nettrace-sql $trace -q 'time per thread and category'"
-	"$tools/nettrace-sql" "$trace" -q "$q"
+	say "nettrace-sql $trace -e 'time per thread and category'"
+	"$tools/nettrace-sql" "$trace" -e "$q"
 fi

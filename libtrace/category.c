@@ -893,7 +893,7 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 	*len = 0;
 	f = fopen(path, "rb");
 	if (!f)
-		return nt_fail_errno(err, errno, "cannot open %s file '%s'", what, path);
+		return nt_fail_errno(err, errno, "cannot open %s", path);
 	while (*len <= CAT_MAX_TEXT) {
 		if (*len == cap && nt_grow((void **)buf, &cap, *len + 4096, 1)) {
 			rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory reading %s file '%s'",
@@ -906,7 +906,7 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 			break;
 	}
 	if (!rc && ferror(f))
-		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read %s file '%s'", what, path);
+		rc = nt_fail_errno(err, errno ? errno : EIO, "cannot read %s", path);
 	fclose(f);
 	if (rc) {
 		free(*buf);
@@ -942,6 +942,43 @@ const char *nt_rules_default_text(size_t *len)
 	if (len)
 		*len = sizeof cat_default_text - 1;
 	return cat_default_text;
+}
+
+const char *nt_rules_default_source(size_t *len)
+{
+	if (len)
+		*len = sizeof cat_default_text - 1;
+	return cat_default_text;
+}
+
+int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL output pointer");
+	*out = NULL;
+	if (!path)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL path");
+	int rc = rules_read(path, "rules", &buf, &len, err);
+	if (rc)
+		return rc;
+	/* the file first (its line numbers stay those of its errors), a line break in case
+	 * its last line has none, then the defaults */
+	size_t dl = sizeof cat_default_text - 1;
+	char *all = malloc(len + 1 + dl);
+	if (!all) {
+		free(buf);
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory reading rules file '%s'",
+			       path);
+	}
+	memcpy(all, buf, len);
+	all[len] = '\n';
+	memcpy(all + len + 1, cat_default_text, dl);
+	free(buf);
+	rc = nt_rules_parse(out, all, len + 1 + dl, path, err);
+	free(all);
+	return rc;
 }
 
 int nt_rules_default(nt_rules **out, nt_error *err)

@@ -23,8 +23,10 @@ enum {
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
@@ -110,10 +112,29 @@ typedef struct pp_ctx {
 	uint32_t *funcs;      /* string index of each function's name (id = index + 1) */
 	uint32_t *func_file;  /* string index of its source file, 0 = none (the module) */
 	size_t nfuncs, fcap, ffcap;
-	uint64_t *locs;       /* function id << 32 | line of each Location (id = index + 1) */
+	uint64_t *locs;       /* function id << 32 | line of each Location (id = index + 1);
+				 0 for a native Location (loc_map > 0) */
 	size_t nlocs, lcap;
 	uint32_t *lht;        /* location index + 1 */
 	size_t lhtcap;
+	/* native frames of a profile: a Location per address in a module's Mapping, with a
+	 * Line per function of its inline chain (innermost first) */
+	uint32_t *loc_map;    /* per Location: Mapping id, 0 = none (managed, made frames) */
+	uint64_t *loc_addr;
+	size_t *loc_loff;     /* first entry in nlines */
+	uint32_t *loc_nl;
+	size_t lmcap, lacap, locap, lncap;
+	uint64_t *nlines;     /* function id << 32 | line */
+	size_t nnl, nlcap;
+	uint32_t *nht;        /* native location index + 1, keyed by (mapping, address) */
+	size_t nhtcap, nnative;
+	struct pmap {
+		uint32_t session;
+		nt_native_module m;
+	} *maps;              /* Mapping id = index + 2 (1 is the input's) */
+	size_t nmaps, mcap;
+	uint8_t *sess_loaded; /* the modules of session i are in maps */
+	size_t last_map;      /* index + 1 of the last Mapping found */
 	pb samples;           /* encoded Sample messages, each with its tag */
 	pb msg, sub, packed;  /* scratch */
 	int profile_input;
@@ -197,6 +218,24 @@ static uint64_t loc_hash(uint64_t k)
 	return k ^ (k >> 29);
 }
 
+/* Room for one more Location in every per-Location array; -1 when out of memory. */
+static int new_loc(pp_ctx *c)
+{
+	size_t n = c->nlocs + 1;
+	if (c->nlocs >= UINT32_MAX - 1 || nt_grow((void **)&c->locs, &c->lcap, n, sizeof(uint64_t)) ||
+	    nt_grow((void **)&c->loc_map, &c->lmcap, n, sizeof(uint32_t)) ||
+	    nt_grow((void **)&c->loc_addr, &c->lacap, n, sizeof(uint64_t)) ||
+	    nt_grow((void **)&c->loc_loff, &c->locap, n, sizeof(size_t)) ||
+	    nt_grow((void **)&c->loc_nl, &c->lncap, n, sizeof(uint32_t)))
+		return -1;
+	c->locs[c->nlocs] = 0;
+	c->loc_map[c->nlocs] = 0;
+	c->loc_addr[c->nlocs] = 0;
+	c->loc_loff[c->nlocs] = 0;
+	c->loc_nl[c->nlocs] = 0;
+	return 0;
+}
+
 /* Location id of (function, line), created on first use; 0 when out of memory. */
 static uint32_t loc_id(pp_ctx *c, uint32_t func, uint32_t line)
 {
@@ -207,6 +246,8 @@ static uint32_t loc_id(pp_ctx *c, uint32_t func, uint32_t line)
 		if (!nh)
 			return 0;
 		for (size_t i = 0; i < c->nlocs; i++) {
+			if (c->loc_map[i])
+				continue;
 			size_t k = (size_t)loc_hash(c->locs[i]) & (ncap - 1);
 			while (nh[k])
 				k = (k + 1) & (ncap - 1);
@@ -222,8 +263,7 @@ static uint32_t loc_id(pp_ctx *c, uint32_t func, uint32_t line)
 			return c->lht[k];
 		k = (k + 1) & (c->lhtcap - 1);
 	}
-	if (c->nlocs >= UINT32_MAX - 1 ||
-	    nt_grow((void **)&c->locs, &c->lcap, c->nlocs + 1, sizeof(uint64_t)))
+	if (new_loc(c))
 		return 0;
 	c->locs[c->nlocs] = key;
 	c->lht[k] = (uint32_t)c->nlocs + 1;
@@ -248,6 +288,110 @@ static uint32_t frame_loc(pp_ctx *c, const nt_xstack *st, size_t i)
 		}
 	}
 	return loc_id(c, f, line);
+}
+
+/* The Mapping id of the module a native frame's address is in (its session's modules, as
+ * the trace recorded them), 0 when none is known; sets *addr to the address in the
+ * process. -1 when out of memory. */
+static int64_t map_of(pp_ctx *c, nt_profile *p, uint32_t session, const nt_native_frame *nf,
+		      uint64_t *addr)
+{
+	if (!nf->module_path)
+		return 0;
+	size_t ns = nt_profile_session_count(p);
+	if (session >= ns)
+		return 0;
+	if (!c->sess_loaded) {
+		c->sess_loaded = calloc(ns, 1);
+		if (!c->sess_loaded)
+			return -1;
+	}
+	if (!c->sess_loaded[session]) {
+		c->sess_loaded[session] = 1;
+		nt_native *nn = nt_profile_native(p, session);
+		for (size_t k = 0; nn && k < nt_native_module_count(nn); k++) {
+			if (nt_grow((void **)&c->maps, &c->mcap, c->nmaps + 1, sizeof *c->maps))
+				return -1;
+			/* a module without a file ("linux-vdso.so.1": the kernel's) gets no
+			 * Mapping: pprof would try to open it */
+			if (nt_native_module_at(nn, k, &c->maps[c->nmaps].m) != 1 ||
+			    !c->maps[c->nmaps].m.path || !strchr(c->maps[c->nmaps].m.path, '/'))
+				continue;
+			c->maps[c->nmaps++].session = session;
+		}
+	}
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t from = pass ? 0 : (c->last_map ? c->last_map - 1 : 0);
+		size_t to = pass ? c->nmaps : (c->last_map ? c->last_map : 0);
+		for (size_t k = from; k < to; k++) {
+			const struct pmap *pm = &c->maps[k];
+			if (pm->session != session || !pm->m.path || strcmp(pm->m.path, nf->module_path) ||
+			    nf->file_offset < pm->m.file_offset ||
+			    nf->file_offset - pm->m.file_offset >= pm->m.size)
+				continue;
+			c->last_map = k + 1;
+			*addr = nf->file_offset - pm->m.file_offset + pm->m.base;
+			return (int64_t)k + 2;
+		}
+	}
+	return 0;
+}
+
+/* Location id of a native address: frames [i, j) of st are its inline chain, outermost
+ * first; the Location gets their Lines innermost first. 0 when out of memory. */
+static uint32_t native_loc(pp_ctx *c, const nt_xstack *st, size_t i, size_t j, uint32_t map,
+			   uint64_t addr)
+{
+	uint64_t key = addr * 0x9E3779B97F4A7C15ull ^ map;
+	if ((c->nnative + 1) * 2 > c->nhtcap) {
+		size_t ncap = c->nhtcap ? c->nhtcap * 2 : 1024;
+		uint32_t *nh = calloc(ncap, sizeof(uint32_t));
+		if (!nh)
+			return 0;
+		for (size_t q = 0; q < c->nlocs; q++) {
+			if (!c->loc_map[q])
+				continue;
+			uint64_t h = loc_hash(c->loc_addr[q] * 0x9E3779B97F4A7C15ull ^ c->loc_map[q]);
+			size_t k = (size_t)h & (ncap - 1);
+			while (nh[k])
+				k = (k + 1) & (ncap - 1);
+			nh[k] = (uint32_t)q + 1;
+		}
+		free(c->nht);
+		c->nht = nh;
+		c->nhtcap = ncap;
+	}
+	size_t k = (size_t)loc_hash(key) & (c->nhtcap - 1);
+	while (c->nht[k]) {
+		size_t q = c->nht[k] - 1;
+		if (c->loc_map[q] == map && c->loc_addr[q] == addr)
+			return (uint32_t)q + 1;
+		k = (k + 1) & (c->nhtcap - 1);
+	}
+	if (new_loc(c) || nt_grow((void **)&c->nlines, &c->nlcap, c->nnl + (j - i), sizeof(uint64_t)))
+		return 0;
+	size_t q = c->nlocs;
+	c->loc_map[q] = map;
+	c->loc_addr[q] = addr;
+	c->loc_loff[q] = c->nnl;
+	for (size_t f = j; f-- > i;) {
+		uint32_t fid = func_id(c, &st->frames[f]);
+		if (!fid)
+			return 0;
+		const nt_native_frame *nf = nt_xstack_native(st, f);
+		uint32_t line = nf ? nf->line : 0;
+		if (nf && nf->file && !c->func_file[fid - 1]) {
+			int64_t fs = str_index(c, nf->file, strlen(nf->file));
+			if (fs < 0)
+				return 0;
+			c->func_file[fid - 1] = (uint32_t)fs;
+		}
+		c->nlines[c->nnl++] = (uint64_t)fid << 32 | line;
+	}
+	c->loc_nl[q] = (uint32_t)(j - i);
+	c->nht[k] = (uint32_t)q + 1;
+	c->nnative++;
+	return (uint32_t)++c->nlocs;
 }
 
 /* Rounds a time value so the running sum of written values tracks the exact sum. */
@@ -283,10 +427,41 @@ static int on_stack(void *ctx, const nt_xstack *st)
 	size_t shared = st->group ? 0 : nt_xprev_shared(&c->prev, st);
 	if (shared == SIZE_MAX)
 		goto nomem;
-	for (size_t i = shared; i < st->depth; i++)
-		if ((c->ids[i] = frame_loc(c, st, i)) == 0)
-			goto nomem;
-	for (size_t i = st->depth; i-- > 0;)
+	size_t nids = 0;
+	if (st->group) {
+		/* a profile's stack: a native address (with the functions inlined at it) is one
+		 * Location of its module's Mapping */
+		for (size_t i = 0; i < st->depth;) {
+			const nt_native_frame *nf = nt_xstack_native(st, i);
+			uint64_t addr = 0;
+			int64_t map = nf ? map_of(c, st->profile, st->session, nf, &addr) : 0;
+			if (map < 0)
+				goto nomem;
+			if (!map) {
+				if ((c->ids[nids++] = frame_loc(c, st, i)) == 0)
+					goto nomem;
+				i++;
+				continue;
+			}
+			size_t j = i + 1;
+			while (j < st->depth) {
+				const nt_native_frame *nj = nt_xstack_native(st, j);
+				if (!nj || nj->inline_depth == 0 || nj->file_offset != nf->file_offset ||
+				    nj->module_path != nf->module_path)
+					break;
+				j++;
+			}
+			if ((c->ids[nids++] = native_loc(c, st, i, j, (uint32_t)map, addr)) == 0)
+				goto nomem;
+			i = j;
+		}
+	} else {
+		for (size_t i = shared; i < st->depth; i++)
+			if ((c->ids[i] = frame_loc(c, st, i)) == 0)
+				goto nomem;
+		nids = st->depth;
+	}
+	for (size_t i = nids; i-- > 0;)
 		pb_varint(&c->packed, c->ids[i]);
 	pb_msg(&c->msg, SAMPLE_LOCATION_ID, &c->packed);
 	if (c->profile_input) {
@@ -456,9 +631,44 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	pb_int(&c.msg, MAPPING_FILENAME, mname);
 	pb_int(&c.msg, MAPPING_HAS_FUNCTIONS, 1);
 	pb_msg(&out, PROFILE_MAPPING, &c.msg);
-	/* one Location per (Function, line), one Line each (no addresses: managed frames
-	 * are named by the runtime's events, not by an address in a mapped file) */
+	/* the native modules: where they were mapped, their file and build id, so that
+	 * pprof -disasm, -list and symbol servers find the binary; symbolized already */
+	for (size_t i = 0; i < c.nmaps; i++) {
+		const nt_native_module *m = &c.maps[i].m;
+		int64_t fn = lit(&c, m->path ? m->path : "");
+		int64_t bid = lit(&c, m->build_id ? m->build_id : "");
+		if (fn < 0 || bid < 0)
+			goto nomem;
+		pb_int(&c.msg, MAPPING_ID, (int64_t)i + 2);
+		pb_int(&c.msg, MAPPING_MEMORY_START, (int64_t)m->base);
+		pb_int(&c.msg, MAPPING_MEMORY_LIMIT, (int64_t)(m->base + m->size));
+		pb_int(&c.msg, MAPPING_FILE_OFFSET, (int64_t)m->file_offset);
+		pb_int(&c.msg, MAPPING_FILENAME, fn);
+		pb_int(&c.msg, MAPPING_BUILD_ID, bid);
+		pb_int(&c.msg, MAPPING_HAS_FUNCTIONS, 1);
+		pb_int(&c.msg, MAPPING_HAS_FILENAMES, 1);
+		pb_int(&c.msg, MAPPING_HAS_LINE_NUMBERS, 1);
+		pb_int(&c.msg, MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_msg(&out, PROFILE_MAPPING, &c.msg);
+	}
+	/* one Location per (Function, line) for managed and made frames, one Line each (no
+	 * addresses: managed frames are named by the runtime's events, not by an address in
+	 * a mapped file); one per address for native frames */
 	for (size_t i = 0; i < c.nlocs; i++) {
+		if (c.loc_map[i]) {
+			pb_int(&c.msg, LOCATION_ID, (int64_t)i + 1);
+			pb_int(&c.msg, LOCATION_MAPPING_ID, c.loc_map[i]);
+			pb_int(&c.msg, LOCATION_ADDRESS, (int64_t)c.loc_addr[i]);
+			for (uint32_t k = 0; k < c.loc_nl[i]; k++) {
+				uint64_t l = c.nlines[c.loc_loff[i] + k];
+				pb_int(&c.sub, LINE_FUNCTION_ID, (int64_t)(l >> 32));
+				if ((uint32_t)l)
+					pb_int(&c.sub, LINE_LINE, (int64_t)(uint32_t)l);
+				pb_msg(&c.msg, LOCATION_LINE, &c.sub);
+			}
+			pb_msg(&out, PROFILE_LOCATION, &c.msg);
+			continue;
+		}
 		pb_int(&c.sub, LINE_FUNCTION_ID, (int64_t)(c.locs[i] >> 32));
 		if ((uint32_t)c.locs[i])
 			pb_int(&c.sub, LINE_LINE, (int64_t)(uint32_t)c.locs[i]);
@@ -478,7 +688,8 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			goto nomem;
 		pb_int(&c.msg, FUNCTION_ID, (int64_t)i + 1);
 		pb_int(&c.msg, FUNCTION_NAME, si);
-		pb_int(&c.msg, FUNCTION_SYSTEM_NAME, si);
+		/* no system_name: pprof would take a .NET signature for C++ and shorten it */
+		pb_int(&c.msg, FUNCTION_SYSTEM_NAME, 0);
 		pb_int(&c.msg, FUNCTION_FILENAME, file);
 		pb_msg(&out, PROFILE_FUNCTION, &c.msg);
 	}
@@ -535,6 +746,14 @@ done:
 	free(c.func_file);
 	free(c.locs);
 	free(c.lht);
+	free(c.loc_map);
+	free(c.loc_addr);
+	free(c.loc_loff);
+	free(c.loc_nl);
+	free(c.nlines);
+	free(c.nht);
+	free(c.maps);
+	free(c.sess_loaded);
 	free(c.samples.p);
 	free(c.msg.p);
 	free(c.sub.p);

@@ -5,7 +5,10 @@
  * evented per-thread files with synthetic leaf frames are what speedscope rejected as
  * unbalanced (speedscope #286/#299), and weights keep the inferred interval exact.
  * One pass collects the stacks (frame indexes, root first) grouped by thread; the second
- * writes them. Not here: reading inputs (export-stacks.c). */
+ * writes them: in time order from the profile's sample sequence when it has one (each
+ * sample is its group's stack; the time between samples an empty sample, so the profile
+ * spans the session), else one entry per stack. Not here: reading inputs
+ * (export-stacks.c). */
 #include "export.h"
 
 #include <inttypes.h>
@@ -26,6 +29,8 @@ typedef struct ss_stack {
 	size_t off;           /* first frame index in idx */
 	size_t depth;
 	double weight;        /* rounded as written */
+	double value;         /* unrounded, in the source's unit */
+	uint64_t samples;
 } ss_stack;
 
 typedef struct ss_prof {
@@ -52,6 +57,8 @@ typedef struct ss_ctx {
 	size_t *pstart;       /* first position in order of each profile, nprofs + 1 */
 	int decimals;         /* of weights: 0 for ns, 3 otherwise */
 	uint32_t max_session;
+	uint32_t *gstack;     /* profile input: group index -> stack index + 1 (0: not exported) */
+	size_t ngstack;
 	nt_xprev prev;        /* the previous stack: its frame indexes end idx */
 	size_t prev_off;
 	nt_error *err;
@@ -143,6 +150,18 @@ static int collect(void *ctx, const nt_xstack *st)
 	s->off = c->nidx;
 	s->depth = st->depth;
 	s->weight = round_to(st->value, c->decimals);
+	s->value = st->value;
+	s->samples = st->samples;
+	if (st->group) {
+		uint32_t gi = st->group->group;
+		if (gi >= c->ngstack) {
+			size_t old = c->ngstack;
+			if (nt_grow((void **)&c->gstack, &c->ngstack, (size_t)gi + 1, sizeof(uint32_t)))
+				goto nomem;
+			memset(c->gstack + old, 0, (c->ngstack - old) * sizeof(uint32_t));
+		}
+		c->gstack[gi] = (uint32_t)c->nstacks + 1;
+	}
 	/* frames shared with the previous stack have the indexes it got */
 	size_t shared = nt_xprev_shared(&c->prev, st);
 	if (shared == SIZE_MAX)
@@ -216,6 +235,161 @@ static void write_profile(ss_ctx *c, nt_out *o, const char *name, size_t nlen, l
 	nt_out_str(o, "]}");
 }
 
+/* ---- time order (a profile with a sample sequence) */
+
+typedef struct ss_ev {
+	uint32_t prof;
+	uint32_t stack;
+	size_t seq;           /* position in the sequence: ties keep reading order */
+	double t;             /* start, in the unit */
+	double w;             /* weight, in the unit */
+} ss_ev;
+
+static int cmp_ev(const void *x, const void *y)
+{
+	const ss_ev *a = x, *b = y;
+	if (a->prof != b->prof)
+		return a->prof < b->prof ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* One run of a thread's timeline: a stack (or idle: UINT32_MAX) for a weight. */
+typedef struct ss_run {
+	uint32_t stack;
+	double w;
+} ss_run;
+
+static int push_run(ss_run **r, size_t *n, size_t *cap, uint32_t stack, double w)
+{
+	if (w <= 0)
+		return 0;
+	if (*n && (*r)[*n - 1].stack == stack) {
+		(*r)[*n - 1].w += w;
+		return 0;
+	}
+	if (nt_grow((void **)r, cap, *n + 1, sizeof **r))
+		return -1;
+	(*r)[(*n)++] = (ss_run){stack, w};
+	return 0;
+}
+
+static void write_runs(ss_ctx *c, nt_out *o, const char *name, const ss_run *r, size_t n,
+		       double end, int unit)
+{
+	nt_out_str(o, "{\"type\":\"sampled\",\"name\":\"");
+	nt_out_json(o, name, strlen(name));
+	nt_out_printf(o, "\",\"unit\":\"%s\",\"startValue\":0,\"endValue\":", ss_unit(unit));
+	put_num(o, end, c->decimals);
+	nt_out_str(o, ",\n\"samples\":[");
+	for (size_t j = 0; j < n && o->rc == 0; j++) {
+		nt_out_str(o, j ? ",[" : "[");
+		if (r[j].stack != UINT32_MAX) {
+			const ss_stack *s = &c->stacks[r[j].stack];
+			for (size_t k = 0; k < s->depth; k++)
+				nt_out_printf(o, k ? ",%" PRIu32 : "%" PRIu32, c->idx[s->off + k]);
+		}
+		nt_out_str(o, "]");
+	}
+	nt_out_str(o, "],\n\"weights\":[");
+	/* rounded positions, not rounded weights: the weights add up to endValue */
+	double at = 0, prev = 0;
+	for (size_t j = 0; j < n && o->rc == 0; j++) {
+		if (j)
+			nt_out_str(o, ",");
+		at += r[j].w;
+		double pos = j + 1 == n ? round_to(end, c->decimals) : round_to(at, c->decimals);
+		put_num(o, round_to(pos - prev, c->decimals), c->decimals);
+		prev = pos;
+	}
+	nt_out_str(o, "]}");
+}
+
+/* Every thread of every session on its session's time axis. Returns 0 or NT_ENOMEM. */
+static int write_timelines(ss_ctx *c, nt_out *o, const nt_seqent *seq, size_t nseq, int unit)
+{
+	double f = unit == NT_UNIT_US ? 1e-3 : unit == NT_UNIT_MS ? 1e-6 : 1;
+	ss_ev *ev = malloc((nseq ? nseq : 1) * sizeof *ev);
+	double *send = calloc((size_t)c->max_session + 1, sizeof *send);
+	ss_run *runs = NULL;
+	size_t nev = 0, nruns = 0, rcap = 0;
+	int rc = NT_ENOMEM;
+	if (!ev || !send)
+		goto out;
+	for (size_t i = 0; i < nseq; i++) {
+		uint32_t gi = seq[i].group;
+		if (gi >= c->ngstack || !c->gstack[gi])
+			continue; /* a group the selection left out */
+		uint32_t si = c->gstack[gi] - 1;
+		const ss_stack *s = &c->stacks[si];
+		double w;
+		if (unit == NT_UNIT_SAMPLES)
+			w = 1;
+		else if (seq[i].weight_ns > 0)
+			w = seq[i].weight_ns * f;
+		else
+			w = s->samples ? s->value / (double)s->samples : 0;
+		double t = unit == NT_UNIT_SAMPLES ? 0 : (double)seq[i].time_ns * f;
+		ev[nev++] = (ss_ev){s->prof, si, i, t < 0 ? 0 : t, w};
+		uint32_t sess = c->profs[s->prof].session;
+		if (t + w > send[sess])
+			send[sess] = t + w;
+	}
+	qsort(ev, nev, sizeof *ev, cmp_ev);
+	/* a thread whose samples overlap (a weight longer than the gap to the next) ends
+	 * after its last sample: its session's axis grows to hold it */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t i = 0;
+		while (i < nev && o->rc == 0) {
+			uint32_t pr = ev[i].prof;
+			uint32_t sess = c->profs[pr].session;
+			double cur = 0;
+			nruns = 0;
+			for (; i < nev && ev[i].prof == pr; i++) {
+				double w = ev[i].w;
+				if (unit != NT_UNIT_SAMPLES) {
+					if (ev[i].t > cur) {
+						if (push_run(&runs, &nruns, &rcap, UINT32_MAX, ev[i].t - cur))
+							goto out;
+						cur = ev[i].t;
+					}
+					/* a sample lasts until the thread's next one at most: the
+					 * timeline stays on the samples' times */
+					if (i + 1 < nev && ev[i + 1].prof == pr && ev[i + 1].t - cur < w)
+						w = ev[i + 1].t > cur ? ev[i + 1].t - cur : 0;
+				}
+				if (push_run(&runs, &nruns, &rcap, ev[i].stack, w))
+					goto out;
+				cur += w;
+			}
+			if (pass == 0) {
+				if (unit != NT_UNIT_SAMPLES && cur > send[sess])
+					send[sess] = cur;
+				continue;
+			}
+			double end = unit == NT_UNIT_SAMPLES ? cur : send[sess];
+			if (end > cur && push_run(&runs, &nruns, &rcap, UINT32_MAX, end - cur))
+				goto out;
+			char pn[80];
+			if (c->max_session > 0)
+				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ") [%" PRIu32 "]",
+					 c->profs[pr].thread_id, sess + 1);
+			else
+				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ")", c->profs[pr].thread_id);
+			if (pr != ev[0].prof)
+				nt_out_str(o, ",\n");
+			write_runs(c, o, pn, runs, nruns, end, unit);
+		}
+	}
+	rc = 0;
+out:
+	free(ev);
+	free(send);
+	free(runs);
+	return rc;
+}
+
 /* Groups the stacks by profile, keeping their order within each. */
 static int group_stacks(ss_ctx *c)
 {
@@ -269,7 +443,17 @@ int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 		nt_out_str(&o, "\"}");
 	}
 	nt_out_str(&o, "]},\n\"profiles\":[\n");
-	int profile_input = nt_stacks_profile(s) != NULL;
+	nt_profile *prof = nt_stacks_profile(s);
+	int profile_input = prof != NULL;
+	size_t nseq = 0;
+	const nt_seqent *seq = prof ? nt_profile_sequence(prof, &nseq) : NULL;
+	if (seq) {
+		if (write_timelines(&c, &o, seq, nseq, unit))
+			rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
+				     "out of memory writing speedscope JSON");
+		nt_out_str(&o, "\n]}\n");
+		goto done;
+	}
 	if (!profile_input || c.nprofs != 1) {
 		double total = 0;
 		for (size_t i = 0; i < c.nprofs; i++)
@@ -304,6 +488,7 @@ done:
 	free(c.pht);
 	free(c.order);
 	free(c.pstart);
+	free(c.gstack);
 	nt_xprev_free(&c.prev);
 	return rc;
 }

@@ -126,4 +126,41 @@ uint32_t nt_event_sample_type(const nt_event *ev);
  * compiled in), for the test that checks it against the file. Never NULL. */
 const char *nt_rules_default_text(size_t *len);
 
+/* The readable form of a C++ or Rust symbol name (demangle.c), malloc'd, or NULL when name
+ * is not mangled (or cannot be demangled). */
+char *nt_demangle(const char *name);
+
+/* Names cut to a width (views.c, used by tree.c): the display columns of UTF-8 text, and
+ * where to cut s (n bytes) to fit cols columns (at least NT_MIN_NAME_COLUMNS): returns 0
+ * when it fits, else 1 with the head's bytes, where the tail starts and the mark between
+ * them ("..." with ascii, else U+2026). */
+#define NT_MIN_NAME_COLUMNS 24u
+size_t nt_text_columns(const char *s, size_t n);
+int nt_text_cut_middle(const char *s, size_t n, size_t cols, int ascii, size_t *head,
+		       size_t *tail_at, const char **mark);
+/* tree.c's time format: "4.512 s", "11.217 ms"... (NT_TREE_UNIT_AUTO) or the plain number
+ * in a fixed unit. */
+void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
+
+/* The samples of a profile read with nt_profile_opts.sequence, in reading order
+ * (profile.c): group index (nt_sample_group.group), ns since the session start, and the
+ * weight charged (compat modes; 0: the session's interval, the group's weight / samples). */
+typedef struct nt_seqent {
+	uint32_t group;
+	int64_t time_ns;
+	double weight_ns;
+} nt_seqent;
+const nt_seqent *nt_profile_sequence(const nt_profile *p, size_t *n);
+
+/* The work of a selection for one profile (select.c): each stack's selected frames, made
+ * once. key identifies the stack (and the TraceEvent pseudo-frame it carries). */
+typedef struct nt_selcache nt_selcache;
+int nt_selcache_new(nt_selcache **out, const nt_select *s);
+void nt_selcache_free(nt_selcache *c);
+/* Returns 1 (kept; out, src, n: frames leaf first and where each comes from, borrowed
+ * until the next call), 0 (dropped) or NT_ENOMEM. The names stay valid until the cache is
+ * freed. */
+int nt_selcache_apply(nt_selcache *c, size_t key, const char *const *frames, uint32_t depth,
+		      const char *const **out, const uint32_t **src, uint32_t *n);
+
 #endif

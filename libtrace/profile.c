@@ -180,6 +180,10 @@ struct nt_profile {
 	nt_when_bin *when_bins; /* after finish: went by group then bucket */
 	size_t *when_off;     /* after finish: group i's bins are [when_off[i], when_off[i+1]) */
 	nt_when_grid when_grid; /* after finish */
+
+	nt_selcache *selc;    /* opts.select: each stack's selected frames (select.c) */
+	nt_seqent *seq;       /* opts.sequence: every counted sample, in reading order */
+	size_t nseq, seqcap;
 };
 
 /* ------------------------------------------------------------------ lifecycle */
@@ -268,6 +272,8 @@ void nt_profile_free(nt_profile *p)
 	free(p->when_ht);
 	free(p->when_bins);
 	free(p->when_off);
+	nt_selcache_free(p->selc);
+	free(p->seq);
 	free(p);
 }
 
@@ -715,6 +721,11 @@ static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
 	g->weight += w;
 	if (p->o.when && when_add(p, gi, tns))
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording sample times");
+	if (p->o.sequence) {
+		if (nt_grow((void **)&p->seq, &p->seqcap, p->nseq + 1, sizeof *p->seq))
+			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording samples");
+		p->seq[p->nseq++] = (nt_seqent){(uint32_t)gi, tns, w};
+	}
 	if (!p->o.sample_fn)
 		return 0;
 	nt_profile_sample ps = {g->session, (uint32_t)gi, g->thread_id, ts, tns, w};
@@ -1575,7 +1586,13 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 	const char **scratch = NULL;
 	int32_t *subscratch = NULL; /* TraceEvent: frame subsystems with the pseudo-frame's */
 	size_t scap = 0, sscap = 0;
+	int32_t *selsubs = NULL;    /* selection: frame subsystems of the selected frames */
+	size_t selsubcap = 0;
 	int te = p->o.compat == NT_COMPAT_TRACEEVENT;
+	const nt_select *sel = nt_select_empty(p->o.select) ? NULL : p->o.select;
+	int rewrites = nt_select_rewrites(sel);
+	if (sel && !p->selc && nt_selcache_new(&p->selc, sel))
+		return NT_ENOMEM;
 	for (size_t i = 0; i < p->ngroups; i++) {
 		const group *g = &p->groups[i];
 		if (g->samples == 0 && p->o.compat != NT_COMPAT_NONE)
@@ -1629,12 +1646,43 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 				sg.frame_subsystems = subscratch;
 			}
 		}
+		sg.frame_src = NULL;
+		if (sel) {
+			/* the TraceEvent pseudo-frame differs between groups of one stack */
+			size_t key = (size_t)g->stack * 2 + (te && scratch[0][0] == 'C');
+			const char *const *sf;
+			const uint32_t *src;
+			uint32_t sn;
+			int kept = nt_selcache_apply(p->selc, key, sg.frames, sg.depth, &sf, &src, &sn);
+			if (kept < 0) {
+				rc = NT_ENOMEM;
+				break;
+			}
+			if (!kept)
+				continue;
+			if (rewrites) {
+				if (sg.frame_subsystems) {
+					if (nt_grow((void **)&selsubs, &selsubcap, (size_t)sn + 1,
+						    sizeof(int32_t))) {
+						rc = NT_ENOMEM;
+						break;
+					}
+					for (uint32_t k = 0; k < sn; k++)
+						selsubs[k] = sg.frame_subsystems[src[k]];
+					sg.frame_subsystems = selsubs;
+				}
+				sg.frames = sf;
+				sg.depth = sn;
+				sg.frame_src = src;
+			}
+		}
 		rc = fn(ctx, &sg);
 		if (rc)
 			break;
 	}
 	free(scratch);
 	free(subscratch);
+	free(selsubs);
 	return rc;
 }
 
@@ -1643,6 +1691,12 @@ nt_mlines *nt_profile_mlines(nt_profile *p, size_t session)
 	if (session >= p->ns || nt_profile_finish(p, NULL))
 		return NULL;
 	return p->s[session].mlines;
+}
+
+const nt_seqent *nt_profile_sequence(const nt_profile *p, size_t *n)
+{
+	*n = p->o.sequence ? p->nseq : 0;
+	return p->o.sequence ? p->seq : NULL;
 }
 
 nt_native *nt_profile_native(nt_profile *p, size_t session)
@@ -1660,6 +1714,11 @@ const nt_native_frame *nt_profile_frame_native(nt_profile *p, const nt_sample_gr
 		return NULL;
 	const pstack *st = &p->stacks[g->stack];
 	uint32_t pseudo = p->o.compat == NT_COMPAT_TRACEEVENT; /* frames[0] is CPU_TIME... */
+	if (g->frame_src) {
+		if (i >= g->depth)
+			return NULL;
+		i = g->frame_src[i]; /* a selected frame: the stack's frame it stands for */
+	}
 	if (i < pseudo || i - pseudo >= st->nnames)
 		return NULL;
 	return p->natives[st->names_off + i - pseudo];

@@ -12,6 +12,8 @@
 #include "input.h"
 #include "internal.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -589,6 +591,12 @@ int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return nt_fail_errno(err, errno, "cannot open %s", path);
+	/* a directory opens but does not read: say so with its name */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return nt_fail_errno(err, EISDIR, "cannot read %s", path);
+	}
 	return open_fd_common(out, fd, 1, opts, path, err);
 }
 

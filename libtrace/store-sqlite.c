@@ -1573,6 +1573,8 @@ int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx, n
 			else
 				rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
 					     sqlite3_errmsg(st->db));
+			if (err)
+				err->sys_errno = sqlite3_errcode(st->db) & 0xff;
 			break;
 		}
 		pos = tail;
@@ -1647,6 +1649,8 @@ int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx, n
 		if (s != SQLITE_DONE) {
 			rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
 				     sqlite3_errmsg(st->db));
+			if (err)
+				err->sys_errno = sqlite3_errcode(st->db) & 0xff;
 			sqlite3_finalize(q);
 			break;
 		}

@@ -2538,18 +2538,25 @@ static int module_ready(nt_native *nn, nn_module *m)
 
 /* ------------------------------------------------------------------ resolving */
 
-/* "module!function" or "module+0xOFFSET", interned; NULL when out of memory. */
+/* "module!function" (demangled, unless NT_NATIVE_NO_DEMANGLE) or "module+0xOFFSET",
+ * interned; NULL when out of memory. */
 static const char *frame_name(nt_native *nn, const char *module, const char *function,
 			      uint64_t off)
 {
 	size_t lm = strlen(module);
+	char *dm = function && !(nn->flags & NT_NATIVE_NO_DEMANGLE) ? nt_demangle(function) : NULL;
+	if (dm)
+		function = dm;
 	size_t lf = function ? strlen(function) : 2 + 16;
-	if (nt_grow((void **)&nn->tmp, &nn->tmpcap, lm + lf + 2, 1))
+	if (nt_grow((void **)&nn->tmp, &nn->tmpcap, lm + lf + 2, 1)) {
+		free(dm);
 		return NULL;
+	}
 	memcpy(nn->tmp, module, lm);
 	if (function) {
 		nn->tmp[lm] = '!';
 		memcpy(nn->tmp + lm + 1, function, lf);
+		free(dm);
 		return intern_n(nn, nn->tmp, lm + 1 + lf);
 	}
 	int k = snprintf(nn->tmp + lm, lf + 2, "+0x%" PRIx64, off);

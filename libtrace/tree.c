@@ -1030,10 +1030,10 @@ static void out_spaces(tout *o, size_t n)
 
 /* A name on one line: control characters (a newline in a native symbol, say) print as
  * '?' so that every row stays one line. */
-static void out_name(tout *o, const char *s)
+static void out_name_n(tout *o, const char *s, size_t n)
 {
-	const char *run = s;
-	for (; *s; s++) {
+	const char *run = s, *e = s + n;
+	for (; s < e; s++) {
 		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
 			out_raw(o, run, (size_t)(s - run));
 			out_raw(o, "?", 1);
@@ -1041,6 +1041,26 @@ static void out_name(tout *o, const char *s)
 		}
 	}
 	out_raw(o, run, (size_t)(s - run));
+}
+
+static void out_name(tout *o, const char *s)
+{
+	out_name_n(o, s, strlen(s));
+}
+
+/* A row's name after `used` columns: cut in the middle to fit the width (if any). */
+static void out_row_name(tout *o, const nt_tree_print_opts *po, const char *s, size_t used)
+{
+	size_t n = strlen(s), head, tail;
+	const char *mark;
+	if (po->width && nt_text_cut_middle(s, n, po->width > used ? po->width - used : 1,
+					    po->ascii, &head, &tail, &mark)) {
+		out_name_n(o, s, head);
+		out_str(o, mark);
+		out_name_n(o, s + tail, n - tail);
+		return;
+	}
+	out_name_n(o, s, n);
 }
 
 /* "4.512 s", "11.217 ms", "812.004 us", "950 ns" (auto), or a plain number in the
@@ -1062,6 +1082,11 @@ static void fmt_time(char *b, size_t n, double ns, int unit)
 		snprintf(b, n, "%.3f us", ns / 1e3);
 	else
 		snprintf(b, n, "%.0f ns", ns);
+}
+
+void nt_tree_fmt_time(char *b, size_t n, double ns, int unit)
+{
+	fmt_time(b, n, ns, unit);
 }
 
 /* Seconds with 3 decimals, "-0.000" printed as "0.000". */
@@ -1306,6 +1331,24 @@ static void out_tree_titles(tout *o, const tcols *c)
 	out_str(o, "  frame\n");
 }
 
+/* Columns before the name of a tree row (and of a flat row: flat = 1). */
+static size_t row_prefix_of(const tcols *c, int flat)
+{
+	size_t w = flat ? 7 + 2 + 7 + 2 + 11 + 2 + 11 : 7 + 2 + 7 + 2 + 8;
+	if (!flat && c->po->unit != NT_UNIT_SAMPLES)
+		w += 2 + 11;
+	for (int i = 0; i < c->ncats; i++)
+		w += 2 + cat_width(c->cats[i]);
+	if (c->po->when)
+		w += 2 + c->t->wb;
+	return w + 2;
+}
+
+static size_t row_prefix(const tcols *c)
+{
+	return row_prefix_of(c, 0);
+}
+
 static void out_tree_row(tout *o, const tcols *c, const nt_tree_node *n)
 {
 	char tb[48];
@@ -1323,7 +1366,7 @@ static void out_tree_row(tout *o, const tcols *c, const nt_tree_node *n)
 	}
 	out_str(o, "  ");
 	out_spaces(o, 2 * (size_t)(n->depth - 1));
-	out_name(o, n->name);
+	out_row_name(o, c->po, n->name, row_prefix(c) + 2 * (size_t)(n->depth - 1));
 	out_str(o, "\n");
 }
 
@@ -1403,7 +1446,7 @@ static void out_flat_row(tout *o, const tcols *c, const char *name, double self_
 		out_when(o, c, when);
 	}
 	out_str(o, "  ");
-	out_name(o, name);
+	out_row_name(o, po, name, row_prefix_of(c, 1));
 	out_str(o, "\n");
 }
 

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,10 +51,41 @@ void tool_help(const tool *t)
 		else
 			snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "",
 				 o->arg ? o->arg : "");
-		printf("  %-28s %s\n", left, o->help);
+		/* the help text wrapped at word boundaries to 79 columns, in a column of its own */
+		const char *h = o->help;
+		int col = printf("  %-28s", left);
+		if (col > 30) {
+			printf("\n%31s", "");
+			col = 31;
+		} else {
+			putchar(' ');
+			col++;
+		}
+		int first = 1;
+		while (*h) {
+			while (*h == ' ')
+				h++;
+			size_t w = strcspn(h, " ");
+			if (!w)
+				break;
+			if (!first) {
+				if (col + 1 + (int)w > 79) {
+					printf("\n%31s", "");
+					col = 31;
+				} else {
+					putchar(' ');
+					col++;
+				}
+			}
+			printf("%.*s", (int)w, h);
+			col += (int)w;
+			h += w;
+			first = 0;
+		}
+		putchar('\n');
 	}
-	printf("\nExit status: 0 ok, 1 usage error, 2 bad input, 3 system error, 4 internal "
-	       "error.\nSee %s(1) for details.\n",
+	printf("\nExit status: 0 ok, 1 usage error, 2 bad input, 3 system error, 4 internal\n"
+	       "error. See %s(1) for details.\n",
 	       t->prog);
 }
 
@@ -75,6 +107,20 @@ int tool_usage_error(tool *t, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int tool_bad_option(tool *t, int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	int is_long = strncmp(arg, "--", 2) == 0;
+	if (c == ':')
+		return is_long ? tool_usage_error(t, "option '%s' requires an argument", arg)
+			       : tool_usage_error(t, "option '-%c' requires an argument", optopt);
+	if (is_long && strchr(arg, '=') && optopt)
+		return tool_usage_error(t, "option '%.*s' does not take an argument",
+					(int)(strchr(arg, '=') - arg), arg);
+	return is_long ? tool_usage_error(t, "unrecognized option '%s'", arg)
+		       : tool_usage_error(t, "invalid option '-%c'", optopt);
+}
+
 int tool_exit_code(int code)
 {
 	switch (code) {
@@ -88,6 +134,9 @@ int tool_exit_code(int code)
 
 int tool_error(tool *t, const char *file, const nt_error *err)
 {
+	/* "cannot open FILE: reason" names the file already: one error style, the file once */
+	if (file && err->code == NT_EIO && err->offset == NT_NO_OFFSET && strstr(err->msg, file))
+		file = NULL;
 	fprintf(stderr, "%s: ", t->prog);
 	if (file)
 		fprintf(stderr, "%s: ", file);
@@ -108,6 +157,54 @@ void tool_warn(tool *t, const char *file, uint64_t offset, const char *msg)
 	if (offset != NT_NO_OFFSET)
 		fprintf(stderr, "at byte %" PRIu64 " (0x%" PRIx64 "): ", offset, offset);
 	fprintf(stderr, "warning: %s\n", msg);
+}
+
+int tool_open_error(tool *t, const char *path, const char *mode)
+{
+	int e = errno;
+	struct stat st;
+	if (mode[0] == 'w' && e == EISDIR)
+		fprintf(stderr, "%s: cannot open %s: %s (an output file is needed)\n", t->prog, path,
+			strerror(e));
+	else if (mode[0] == 'r' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		fprintf(stderr, "%s: cannot open %s: Is a directory\n", t->prog, path);
+	else
+		fprintf(stderr, "%s: cannot open %s: %s\n", t->prog, path, strerror(e));
+	if (t->rc < EXIT_SYSTEM)
+		t->rc = EXIT_SYSTEM;
+	return EXIT_SYSTEM;
+}
+
+int tool_close_output(tool *t, FILE *fp, const char *path)
+{
+	int bad = ferror(fp);
+	int e = errno;
+	if (fclose(fp) != 0) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: cannot write %s: %s\n", t->prog, path, strerror(e));
+	if (t->rc < EXIT_SYSTEM)
+		t->rc = EXIT_SYSTEM;
+	return EXIT_SYSTEM;
+}
+
+unsigned tool_term_width(FILE *fp)
+{
+	const char *c = getenv("COLUMNS");
+	if (c && *c) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(c, &end, 10);
+		if (!errno && !*end && v > 0 && v <= 100000)
+			return (unsigned)v;
+	}
+	struct winsize ws;
+	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
 }
 
 int tool_finish(tool *t)
@@ -143,6 +240,8 @@ void profile_args_free(profile_args *a)
 	nt_subsystems_free(a->subsystems);
 	free(a->symbols);
 	a->symbols = NULL;
+	nt_select_free(a->select);
+	a->select = NULL;
 	a->threads = NULL;
 	a->rules = NULL;
 	a->subsystems = NULL;
@@ -168,6 +267,37 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
 		return -tool_error(t, NULL, &err);
 	if (err.code != NT_ENOMEM)
 		err.code = NT_EFORMAT;
+	size_t n = strlen(path);
+	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
+		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
+	return -tool_error(t, path, &err);
+}
+
+/* The category rules of --rules and --no-default-rules (in either order): the file's
+ * rules before the built-in ones, or alone, or none at all. A bad rule is bad input (exit
+ * 2) whatever code the parser chose; the message names the file, the line and (as "at
+ * byte N") the line's offset. Returns 1, or an exit code < 0 after printing the error. */
+static int load_rules(tool *t, profile_args *a)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_rules_free(a->rules);
+	a->rules = NULL;
+	a->popts.rules = NULL;
+	const char *path = a->rules_path;
+	int rc = !path ? nt_rules_parse(&a->rules, "", 0, "(no rules)", &err)
+		 : a->no_default_rules ? nt_rules_load(&a->rules, path, &err)
+				       : nt_rules_load_with_defaults(&a->rules, path, &err);
+	if (rc == 0) {
+		a->popts.rules = a->rules;
+		return 1;
+	}
+	if (err.code == NT_EIO)
+		return -tool_error(t, NULL, &err);
+	if (err.code != NT_ENOMEM)
+		err.code = NT_EFORMAT;
+	/* "F: line 3: ..." moves the file name in front of the offset, where tool_error()
+	 * puts file names */
 	size_t n = strlen(path);
 	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
 		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
@@ -413,16 +543,38 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 		if (a->fopts.subsystem_frame != NT_CATFRAME_NONE)
 			a->popts.subsystems = 1;
 		return 1;
-	case OPT_RULES:
-		nt_rules_free(a->rules);
-		a->rules = NULL;
-		if (nt_rules_load(&a->rules, arg, &err)) {
-			int ec = tool_error(t, NULL, &err);
-			return -ec;
-		}
-		a->rules_path = arg;
-		a->popts.rules = a->rules;
+	case OPT_NO_DEMANGLE:
+		a->no_demangle = 1; /* in the resolver's options (nopts) of profile_load() */
 		return 1;
+	case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP: case OPT_FOLD_PAT:
+	case OPT_NO_SIGNATURE: {
+		if (!a->select && nt_select_new(&a->select, &err))
+			return -tool_error(t, NULL, &err);
+		a->popts.select = a->select;
+		if (code == OPT_NO_SIGNATURE) {
+			nt_select_no_signature(a->select, 1);
+			a->select_rewrites = 1;
+			return 1;
+		}
+		int kind = code == OPT_FOCUS ? NT_SELECT_FOCUS : code == OPT_EXCLUDE ? NT_SELECT_EXCLUDE
+			   : code == OPT_GROUP ? NT_SELECT_GROUP : NT_SELECT_FOLD;
+		if (nt_select_add(a->select, kind, arg, &err)) {
+			if (err.code == NT_EINVAL) {
+				tool_usage_error(t, "%s", err.msg);
+				return -EXIT_USAGE;
+			}
+			return -tool_error(t, NULL, &err);
+		}
+		if (kind == NT_SELECT_GROUP || kind == NT_SELECT_FOLD)
+			a->select_rewrites = 1;
+		return 1;
+	}
+	case OPT_RULES:
+		a->rules_path = arg;
+		return load_rules(t, a);
+	case OPT_NO_DEFAULT_RULES:
+		a->no_default_rules = 1;
+		return load_rules(t, a);
 	default:
 		return 0;
 	}
@@ -524,10 +676,11 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		memcpy(ns + ol, env, el + 1);
 		a->symbols = ns;
 	}
-	if (a->symbols && !a->popts.native) {
+	if ((a->symbols || a->no_demangle) && !a->popts.native) {
 		memset(&a->nopts, 0, sizeof a->nopts);
 		a->nopts.sz = sizeof a->nopts;
 		a->nopts.symbol_path = a->symbols;
+		a->nopts.flags = a->no_demangle ? NT_NATIVE_NO_DEMANGLE : 0;
 		a->popts.native = &a->nopts;
 	}
 	nt_profile_opts po = a->popts;

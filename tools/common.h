@@ -35,12 +35,25 @@ void tool_help(const tool *t);
 void tool_version(const tool *t);
 /* Prints "prog: message" + "Try 'prog --help'." and returns EXIT_USAGE. */
 int tool_usage_error(tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The one wording of a bad command-line option, after getopt_long() returned c ('?' or,
+ * with shortopts starting with ':', ':' for a missing argument): "unrecognized option
+ * '--x'", "invalid option '-x'", "option '--x' requires an argument"; exit code 1. */
+int tool_bad_option(tool *t, int c, char **argv);
 /* Prints an nt_error for file (NULL = none) and records its exit code; returns it. */
 int tool_error(tool *t, const char *file, const nt_error *err);
 /* Prints a warning "prog: file: at byte N (0xN): warning: msg". */
 void tool_warn(tool *t, const char *file, uint64_t offset, const char *msg);
 /* Maps an nt_errcode to an exit code. */
 int tool_exit_code(int code);
+/* "prog: cannot open FILE: reason" (the one wording of every tool) with exit code 3;
+ * mode "r" or "w" only matters for the message of a directory. Returns EXIT_SYSTEM. */
+int tool_open_error(tool *t, const char *path, const char *mode);
+/* Closes an output file opened by the tool; on failure prints "prog: cannot write FILE:
+ * reason", records exit code 3 and returns it; else 0. */
+int tool_close_output(tool *t, FILE *fp, const char *path);
+/* Columns of the terminal fp writes to: COLUMNS when set to a number, else the terminal's
+ * width (TIOCGWINSZ) when fp is one, else 0 (no limit). */
+unsigned tool_term_width(FILE *fp);
 /* Flushes and checks stdout; returns the final exit code. */
 int tool_finish(tool *t);
 
@@ -72,7 +85,8 @@ enum {
 	OPT_UNIT = 256, OPT_COMPAT, OPT_PER_THREAD, OPT_THREAD, OPT_RANGE, OPT_CATEGORY,
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
 	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_HIDE_IDLE,
-	OPT_COLLAPSE_UNRESOLVED, OPT_NO_COLLAPSE_UNRESOLVED, OPT_PROFILE_LAST
+	OPT_COLLAPSE_UNRESOLVED, OPT_NO_COLLAPSE_UNRESOLVED, OPT_FOCUS, OPT_EXCLUDE, OPT_GROUP,
+	OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_NO_DEMANGLE, OPT_NO_DEFAULT_RULES, OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -89,6 +103,31 @@ enum {
 	 "merge each run of unresolved frames ('?!?') into one '[unresolved]' frame"},       \
 	{"no-collapse-unresolved", no_argument, OPT_NO_COLLAPSE_UNRESOLVED, NULL,            \
 	 "keep every unresolved frame"}
+
+/* --rules FILE adds to the built-in rules; --no-default-rules drops those. */
+#define TOOL_RULES_OPTS                                                                    \
+	{"rules", required_argument, OPT_RULES, "FILE",                                      \
+	 "category rules tried before the built-in ones (nettrace-rules(5))"},              \
+	{"no-default-rules", no_argument, OPT_NO_DEFAULT_RULES, NULL,                        \
+	 "no built-in category rules: only those of --rules (if any)"}
+
+/* Native frames keep their mangled C++/Rust names. */
+#define TOOL_DEMANGLE_OPT                                                                  \
+	{"no-demangle", no_argument, OPT_NO_DEMANGLE, NULL,                                  \
+	 "keep C++ and Rust function names mangled (_ZN...)"}
+
+/* Stack selection options (libtrace/select.c), for the tools that show stacks. */
+#define TOOL_SELECT_OPTS                                                                   \
+	{"focus", required_argument, OPT_FOCUS, "RE",                                        \
+	 "only stacks through a frame matching RE (regex, any case)"},                      \
+	{"exclude", required_argument, OPT_EXCLUDE, "RE",                                    \
+	 "drop stacks through a frame matching RE"},                                        \
+	{"group", required_argument, OPT_GROUP, "PAT->NAME",                                 \
+	 "rename frames matching PAT to NAME, merging runs ('=>': entry group)"},           \
+	{"fold", required_argument, OPT_FOLD_PAT, "PAT",                                     \
+	 "remove frames matching PAT, their time going to the caller"},                     \
+	{"no-signature", no_argument, OPT_NO_SIGNATURE, NULL,                                \
+	 "drop argument lists from frame names (overloads merge)"}
 
 /* Subsystem options, for the tools that show subsystems (not in TOOL_PROFILE_OPTS: each
  * tool lists the rows it documents). --subsystems turns classification on. */
@@ -122,7 +161,7 @@ enum {
 	 "show the category as a frame: leaf, root or none"},                                \
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"}, \
 	{"no-module", no_argument, OPT_NO_MODULE, NULL, "drop 'Module!' from frame names"},   \
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules file"},              \
+	TOOL_RULES_OPTS,                                                                   \
 	TOOL_THREAD_OPTS
 
 /* What the shared profile options set. */
@@ -140,6 +179,10 @@ typedef struct profile_args {
 	const char *subsystems_path;
 	char *symbols;           /* owned: --symbols DIRs joined by ':' */
 	nt_native_opts nopts;    /* popts.native points here once profile_load() ran */
+	nt_select *select;       /* owned: --focus, --exclude, --group, --fold, --no-signature */
+	int select_rewrites;     /* --group, --fold or --no-signature given */
+	int no_demangle;         /* --no-demangle: NT_NATIVE_NO_DEMANGLE in nopts */
+	int no_default_rules;    /* --no-default-rules */
 } profile_args;
 
 void profile_args_init(profile_args *a);

@@ -25,6 +25,8 @@ static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	TOOL_SYMBOLS_OPT,
 	TOOL_UNIVERSAL_OPTS,
+	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"format", required_argument, OPT_FORMAT, "FMT",
 	 "svg (default), speedscope, pprof or callgrind (KCachegrind)"},
@@ -127,8 +129,7 @@ static int classify(tool *t, input *in, int folded)
 {
 	int fd = strcmp(in->path, "-") == 0 ? STDIN_FILENO : open(in->path, O_RDONLY);
 	if (fd < 0) {
-		fprintf(stderr, "%s: %s: cannot open: %s\n", t->prog, in->path, strerror(errno));
-		return EXIT_SYSTEM;
+		return tool_open_error(t, in->path, "r");
 	}
 	if (fd != STDIN_FILENO && !folded) {
 		char head[8];
@@ -142,7 +143,7 @@ static int classify(tool *t, input *in, int folded)
 			return 0;
 		}
 		if (lseek(fd, 0, SEEK_SET) != 0) {
-			fprintf(stderr, "%s: %s: cannot read: %s\n", t->prog, in->path, strerror(errno));
+			fprintf(stderr, "%s: cannot read %s: %s\n", t->prog, in->path, strerror(errno));
 			close(fd);
 			return EXIT_SYSTEM;
 		}
@@ -165,7 +166,7 @@ static int classify(tool *t, input *in, int folded)
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (e) {
-		fprintf(stderr, "%s: %s: cannot read: %s\n", t->prog, in->path, strerror(e));
+		fprintf(stderr, "%s: cannot read %s: %s\n", t->prog, in->path, strerror(e));
 		return EXIT_SYSTEM;
 	}
 	in->nettrace = !folded && is_nettrace(in->data, in->len);
@@ -225,6 +226,33 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 	return 0;
 }
 
+/* Input that is neither a trace nor folded text: nothing at all, or binary data (a NUL
+ * byte, which folded text never holds, in its first 4 KiB: an executable, an image, a
+ * database). Bad input (exit 2) with what it looks like, instead of an empty graph or
+ * "line 1: the count is not a decimal number". Returns 0 or the exit code. */
+static int check_folded(tool *t, const input *in)
+{
+	if (in->nettrace)
+		return 0;
+	const char *what = NULL;
+	if (in->len == 0)
+		what = "empty input: neither a nettrace trace nor folded stacks";
+	else if (in->len >= 4 && memcmp(in->data, "\177ELF", 4) == 0)
+		what = "an ELF file, not a nettrace trace or folded stacks";
+	else if (nt_store_probe(in->data, in->len))
+		what = "an SQLite database, not a nettrace trace or folded stacks "
+		       "(query it with nettrace-sql)";
+	else if (memchr(in->data, '\0', in->len < 4096 ? in->len : 4096))
+		what = "binary data, not a nettrace trace or folded stacks";
+	if (!what)
+		return 0;
+	fprintf(stderr, "%s: %s: %s\n", t->prog, strcmp(in->path, "-") ? in->path : "standard input",
+		what);
+	if (t->rc < EXIT_BADINPUT)
+		t->rc = EXIT_BADINPUT;
+	return EXIT_BADINPUT;
+}
+
 /* Builds the stack source of one side: all nettrace (one profile) or all folded. */
 static int load_side(tool *t, profile_args *a, side *sd, int folded, const char *nettrace_only,
 		     int unit)
@@ -233,6 +261,8 @@ static int load_side(tool *t, profile_args *a, side *sd, int folded, const char 
 	for (size_t i = 0; i < sd->n; i++) {
 		int ec = classify(t, &sd->in[i], folded);
 		if (ec)
+			return ec;
+		if ((ec = check_folded(t, &sd->in[i])) != 0)
 			return ec;
 		nn += sd->in[i].nettrace != 0;
 	}
@@ -304,6 +334,13 @@ static const char *nettrace_option(int code)
 	case OPT_RULES: return "rules";
 	case OPT_SYMBOLS: return "symbols";
 	case OPT_HIDE_IDLE: return "hide-idle";
+	case OPT_NO_DEFAULT_RULES: return "no-default-rules";
+	case OPT_FOCUS: return "focus";
+	case OPT_EXCLUDE: return "exclude";
+	case OPT_GROUP: return "group";
+	case OPT_FOLD_PAT: return "fold";
+	case OPT_NO_SIGNATURE: return "no-signature";
+	case OPT_NO_DEMANGLE: return "no-demangle";
 	default: return NULL;
 	}
 }
@@ -326,10 +363,13 @@ int main(int argc, char **argv)
 	profile_args_init(&a);
 	a.popts.collapse_unresolved = 1; /* a run of "?" frames says one thing */
 	tool_getopt_tables(&t, &lo, &so);
+	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
 	int c, ec = 0;
 	double v;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {
 			ec = -r;
@@ -401,11 +441,7 @@ int main(int argc, char **argv)
 		case 'h': tool_help(&t); goto out;
 		case 'V': tool_version(&t); goto out;
 		default:
-			if (optopt && optopt < 128)
-				ec = tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			else
-				ec = tool_usage_error(&t, "bad option '%s' or missing argument",
-						      argv[optind - 1]);
+			ec = tool_bad_option(&t, c, argv);
 			goto out;
 		}
 	}
@@ -429,6 +465,9 @@ int main(int argc, char **argv)
 	}
 	if (timeline)
 		a.popts.when = 1;
+	/* speedscope lays each thread's samples out in time order */
+	if (format == FMT_SPEEDSCOPE)
+		a.popts.sequence = 1;
 	int nstdin = 0;
 	for (int i = optind; i < argc; i++)
 		nstdin += strcmp(argv[i], "-") == 0;
@@ -478,9 +517,16 @@ int main(int argc, char **argv)
 		goto out;
 
 	FILE *fp = stdout;
+	/* an SVG or a gzip'd profile is no text for a terminal (speedscope and callgrind are
+	 * text: they may go there) */
+	if (!out_path && (format == FMT_SVG || format == FMT_PPROF) && isatty(STDOUT_FILENO)) {
+		ec = tool_usage_error(&t, "will not write %s to a terminal: use -o FILE or redirect "
+					  "standard output", format == FMT_SVG ? "an SVG image"
+					  : "a gzip'd pprof profile");
+		goto out;
+	}
 	if (out_path && !(fp = fopen(out_path, "wb"))) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", t.prog, out_path, strerror(errno));
-		ec = EXIT_SYSTEM;
+		ec = tool_open_error(&t, out_path, "w");
 		goto out;
 	}
 	nt_sink sink = nt_sink_stdio(fp);

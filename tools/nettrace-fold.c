@@ -6,14 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { OPT_PRINT_RULES = OPT_PROFILE_LAST };
+
 static const tool_opt OPTS[] = {
 	TOOL_PROFILE_OPTS,
 	TOOL_UNIVERSAL_OPTS,
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
 	TOOL_SUBSYSTEM_FRAME_OPT,
+	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
 	{"output", required_argument, 'o', "FILE", "write to FILE instead of standard output"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
+	{"print-rules", no_argument, OPT_PRINT_RULES, NULL,
+	 "print the built-in category rules (nettrace-rules(5)) and exit"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -31,9 +37,12 @@ int main(int argc, char **argv)
 	profile_args a;
 	profile_args_init(&a);
 	tool_getopt_tables(&t, &lo, &so);
+	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
+	char shortopts[260];
+	snprintf(shortopts, sizeof shortopts, ":%s", so);
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {
 			profile_args_free(&a);
@@ -44,13 +53,18 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': out_path = optarg; break;
 		case 'v': t.verbose = 1; break;
+		case OPT_PRINT_RULES: {
+			size_t n;
+			const char *text = nt_rules_default_source(&n);
+			fwrite(text, 1, n, stdout);
+			profile_args_free(&a);
+			return tool_finish(&t);
+		}
 		case 'h': tool_help(&t); profile_args_free(&a); return tool_finish(&t);
 		case 'V': tool_version(&t); profile_args_free(&a); return tool_finish(&t);
 		default:
 			profile_args_free(&a);
-			if (optopt && optopt < 128)
-				return tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			return tool_usage_error(&t, "bad option '%s' or missing argument", argv[optind - 1]);
+			return tool_bad_option(&t, c, argv);
 		}
 	}
 	if (a.subsystems_path && a.fopts.subsystem_frame == NT_CATFRAME_NONE) {
@@ -77,7 +91,7 @@ int main(int argc, char **argv)
 	profile_check_selection(&t, &a, p);
 	FILE *fp = stdout;
 	if (out_path && !(fp = fopen(out_path, "w"))) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", t.prog, out_path, strerror(errno));
+		tool_open_error(&t, out_path, "w");
 		nt_profile_free(p);
 		profile_args_free(&a);
 		return EXIT_SYSTEM;

@@ -1199,8 +1199,6 @@ int main(int argc, char **argv)
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case 'j': cfg.json = 1; break;
 		case OPT_NO_SYMBOLS: cfg.no_symbols = 1; break;
@@ -1224,18 +1222,8 @@ int main(int argc, char **argv)
 		case 'h': tool_help(&t); return tool_finish(&t);
 		case 'V': tool_version(&t); return tool_finish(&t);
 		case ':':
-			if (is_long)
-				return tool_usage_error(&t, "option '%s' requires an argument",
-							arg);
-			return tool_usage_error(&t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long && strchr(arg, '=') && optopt)
-				return tool_usage_error(&t,
-							"option '%.*s' does not take an argument",
-							(int)(strchr(arg, '=') - arg), arg);
-			if (is_long)
-				return tool_usage_error(&t, "unrecognized option '%s'", arg);
-			return tool_usage_error(&t, "invalid option '-%c'", optopt);
+			return tool_bad_option(&t, c, argv);
 		}
 	}
 	if (cfg.json && cfg.events)

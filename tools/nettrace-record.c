@@ -523,7 +523,7 @@ static int record(tool *t, const rec_cfg *c, char **argv)
 int main(int argc, char **argv)
 {
 	tool t = {"nettrace-record", "[OPTIONS] [--] CMD [ARGS...]",
-		  "Run CMD with the in-process sampler and write its CPU samples (native stacks) "
+		  "Run CMD with the in-process sampler and write its CPU samples (native stacks)\n"
 		  "to a nettrace file.",
 		  record_opts, 0, 0};
 	struct option *lo;
@@ -540,8 +540,6 @@ int main(int argc, char **argv)
 	unsigned long v;
 	int opt;
 	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (opt) {
 		case 'h': tool_help(&t); return tool_finish(&t);
 		case 'V': tool_version(&t); return tool_finish(&t);
@@ -591,13 +589,8 @@ int main(int argc, char **argv)
 							optarg);
 			break;
 		case ':':
-			if (is_long)
-				return tool_usage_error(&t, "option '%s' requires an argument", arg);
-			return tool_usage_error(&t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long)
-				return tool_usage_error(&t, "unrecognized option '%s'", arg);
-			return tool_usage_error(&t, "invalid option '-%c'", optopt);
+			return tool_bad_option(&t, opt, argv);
 		}
 	}
 	if (c.freq && c.interval)

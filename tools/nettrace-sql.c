@@ -24,15 +24,17 @@
 #include <zlib.h>
 
 enum {
-	OPT_QUERY = 'q',
+	OPT_QUERY = 'e',
+	OPT_QUERY_OLD = 'q',   /* -q, the short option of --query before 0.2: still read */
 	OPT_OUTPUT = 'o',
-	OPT_QUERY_FILE = OPT_PROFILE_LAST,
+	OPT_JSON = 'j',
+	OPT_QUERY_FILE = OPT_PROFILE_LAST, /* long-only options: codes >= 256 */
 	OPT_CSV,
-	OPT_JSON,
 	OPT_NO_EVENTS,
 	OPT_TO,
 	OPT_REPLACE,
 	OPT_LABEL,
+	OPT_RAW,
 };
 
 /* The shared profile rows that make sense for a database (no --unit, --per-thread,
@@ -44,6 +46,8 @@ static const tool_opt sql_opts[] = {
 	{"query-file", required_argument, OPT_QUERY_FILE, "FILE", "run the SQL in FILE ('-': stdin)"},
 	{"csv", no_argument, OPT_CSV, NULL, "print the result as CSV (with a header line)"},
 	{"json", no_argument, OPT_JSON, NULL, "print the result as a JSON array of objects"},
+	{"raw", no_argument, OPT_RAW, NULL,
+	 "print values as they are, tab-separated, no header (folded stacks for flamegraph.pl)"},
 	{"no-events", no_argument, OPT_NO_EVENTS, NULL, "import samples only, no events"},
 	{"to", required_argument, OPT_TO, "URL",
 	 "import into ClickHouse: clickhouse://[USER[:PW]@]HOST[:PORT][/DB]"},
@@ -51,12 +55,17 @@ static const tool_opt sql_opts[] = {
 	 "with --to: import traces that are there already again"},
 	{"label", required_argument, OPT_LABEL, "KEY=VALUE",
 	 "with --to: a label of the traces (service=api, deploy=v42; repeatable)"},
+	TOOL_DEMANGLE_OPT,
 	{"range", required_argument, OPT_RANGE, "A..B",
 	 "import samples in [A, B) only: 1.5s..3s, 200ms.., ..2s, ts:N..ts:M"},
 	{"thread", required_argument, OPT_THREAD, "TID,...", "import samples of these threads only"},
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "import these categories only (cpu,lock,io,sleep,wait,gc,external,unknown)"},
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
+	TOOL_RULES_OPTS,
+	{"focus", required_argument, OPT_FOCUS, "RE",
+	 "import only stacks through a frame matching RE (regex, any case)"},
+	{"exclude", required_argument, OPT_EXCLUDE, "RE",
+	 "import no stack through a frame matching RE"},
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
@@ -67,7 +76,7 @@ static const tool_opt sql_opts[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_RAW };
 
 typedef struct sql_cfg {
 	profile_args pa;
@@ -396,6 +405,24 @@ static int on_row(void *ctx, const nt_sql_row *row)
 		putchar('}');
 		return 0;
 	}
+	if (pr->fmt == FMT_RAW) {
+		/* as they are: a tab between values, a newline after each row (a tab or newline
+		 * inside a value becomes a space, so that every row stays one line) */
+		for (size_t i = 0; i < nc; i++) {
+			if (i)
+				putchar('\t');
+			char *s = format_value(&row->values[i]);
+			if (!s)
+				return NT_ENOMEM;
+			for (char *q = s; *q; q++)
+				if (*q == '\t' || *q == '\n' || *q == '\r')
+					*q = ' ';
+			fputs(s, stdout);
+			free(s);
+		}
+		putchar('\n');
+		return 0;
+	}
 	if (pr->fmt == FMT_CSV) {
 		for (size_t i = 0; i < nc; i++) {
 			if (i)
@@ -448,6 +475,17 @@ static int run_query(tool *t, nt_store *st, const char *sql, int fmt)
 		fprintf(stderr, "%s: out of memory\n", t->prog);
 		t->rc = EXIT_SYSTEM;
 		return EXIT_SYSTEM;
+	}
+	if (rc == NT_ESQL) {
+		/* SQLite's result code says whose fault it is: the query's (SQLITE_ERROR: not
+		 * valid SQL, no such table...) is a usage error, a file that is no sound
+		 * database (SQLITE_CORRUPT, SQLITE_NOTADB) bad input, the rest the system's */
+		int sc = err.sys_errno;
+		int ec = sc == 1 ? EXIT_USAGE : sc == 11 || sc == 26 ? EXIT_BADINPUT : EXIT_SYSTEM;
+		fprintf(stderr, "%s: %s\n", t->prog, err.msg);
+		if (ec > t->rc)
+			t->rc = ec;
+		return ec;
 	}
 	if (rc)
 		return tool_error(t, NULL, &err);
@@ -590,16 +628,17 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 	struct option *lo;
 	char *so;
 	tool_getopt_tables(t, &lo, &so);
+	/* -e SQL is --query (-q, its letter before, is still read: -q is --quiet elsewhere) */
 	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	snprintf(shortopts, sizeof shortopts, ":%sq:", so);
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
-		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS: {
+		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
+		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES:
+		case OPT_FOCUS: case OPT_EXCLUDE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -607,17 +646,19 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_OUTPUT: cfg->out = optarg; break;
 		case OPT_QUERY:
+		case OPT_QUERY_OLD:
 			if (cfg->query || cfg->query_file)
-				return tool_usage_error(t, "give one query (-q or --query-file)");
+				return tool_usage_error(t, "give one query (-e or --query-file)");
 			cfg->query = optarg;
 			break;
 		case OPT_QUERY_FILE:
 			if (cfg->query || cfg->query_file)
-				return tool_usage_error(t, "give one query (-q or --query-file)");
+				return tool_usage_error(t, "give one query (-e or --query-file)");
 			cfg->query_file = optarg;
 			break;
 		case OPT_CSV: cfg->fmt = FMT_CSV; break;
 		case OPT_JSON: cfg->fmt = FMT_JSON; break;
+		case OPT_RAW: cfg->fmt = FMT_RAW; break;
 		case OPT_NO_EVENTS: cfg->no_events = 1; break;
 		case OPT_TO: cfg->to = optarg; break;
 		case OPT_REPLACE: cfg->replace = 1; break;
@@ -630,13 +671,8 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
 		case ':':
-			if (is_long)
-				return tool_usage_error(t, "option '%s' requires an argument", arg);
-			return tool_usage_error(t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long)
-				return tool_usage_error(t, "unrecognized option '%s'", arg);
-			return tool_usage_error(t, "invalid option '-%c'", optopt);
+			return tool_bad_option(t, c, argv);
 		}
 	}
 	if (optind >= argc)
@@ -670,10 +706,10 @@ static int import(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
 
 int main(int argc, char **argv)
 {
-	tool t = {"nettrace-sql", "[OPTIONS] FILE... (-o DB | -q SQL)",
+	tool t = {"nettrace-sql", "[OPTIONS] FILE... (-o DB | -e SQL)",
 		  "Import the samples and events of nettrace (.NET EventPipe) files into an SQLite\n"
-		  "database (-o), or query them with SQL (-q): over a temporary in-memory import of\n"
-		  "the traces, or over a database given as the only FILE. Schema and example\n"
+		  "database (-o), or query them with SQL (-e): over a temporary in-memory import\n"
+		  "of the traces, or over a database given as the only FILE. Schema and example\n"
 		  "queries: doc/sqlite-schema.md.",
 		  sql_opts, 0, 0};
 	sql_cfg cfg;

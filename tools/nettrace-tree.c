@@ -21,7 +21,6 @@ enum {
 	OPT_MINPCT = 'p',
 	OPT_DEPTH = 'd',
 	OPT_TOP = 'n',
-	OPT_INVERT = 'i',
 	OPT_HOT = OPT_PROFILE_LAST,
 	OPT_BYCAT,
 	OPT_WHEN,
@@ -29,6 +28,13 @@ enum {
 	OPT_ASCII,
 	OPT_BYSUB,
 	OPT_LINES,
+	OPT_CALLERS,
+	OPT_CALLEES,
+	OPT_DIFF,
+	OPT_INVERT,
+	OPT_WIDTH,
+	OPT_JSON = 'j',   /* short options after the long-only codes (>= 256) */
+	OPT_OUTPUT = 'o',
 };
 
 /* Default --when-width: PerfView's When column has 32 buckets too; enough to see phases,
@@ -50,7 +56,7 @@ static const tool_opt tree_opts[] = {
 	TOOL_UNIVERSAL_OPTS,
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
 	 "only these categories (cpu,ready,running,lock,io,sleep,wait,gc,external,unknown)"},
-	{"rules", required_argument, OPT_RULES, "FILE", "category rules instead of the built-in ones"},
+	TOOL_RULES_OPTS,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"},
@@ -78,6 +84,18 @@ static const tool_opt tree_opts[] = {
 	 "print the time per subsystem (self, total, by category) instead of the tree"},
 	TOOL_SUBSYSTEMS_OPT,
 	TOOL_SYMBOLS_OPT,
+	TOOL_SELECT_OPTS,
+	TOOL_DEMANGLE_OPT,
+	{"callers", required_argument, OPT_CALLERS, "FUNC",
+	 "who calls FUNC (a name, or a regex matching one) and with what share of its time"},
+	{"callees", required_argument, OPT_CALLEES, "FUNC",
+	 "what FUNC calls and with what share of its time (with --callers: both)"},
+	{"diff", required_argument, OPT_DIFF, "BASE",
+	 "compare with BASE by function: share of the total here minus there"},
+	{"json", no_argument, OPT_JSON, NULL, "print the view as JSON"},
+	{"width", required_argument, OPT_WIDTH, "N",
+	 "cut names in the middle so rows fit N columns (default: COLUMNS or the terminal; 0 = no limit)"},
+	{"output", required_argument, OPT_OUTPUT, "FILE", "write to FILE instead of standard output"},
 	{"unit", required_argument, OPT_UNIT, "UNIT",
 	 "time column: samples, ns, us or ms (default: auto-scaled); samples also ranks"},
 	TOOL_STD_OPTS,
@@ -94,6 +112,16 @@ typedef struct tree_cfg {
 	int min_pct_given;      /* --min-percent was on the command line */
 	int ascii_given;        /* --ascii */
 	int when_width_given;   /* --when-width */
+	const char *callers;    /* --callers FUNC */
+	const char *callees;    /* --callees FUNC */
+	const char *diff;       /* --diff BASE */
+	const char *output;     /* -o FILE */
+	int json;               /* --json */
+	int width_given;        /* --width */
+	struct {
+		const char *opt, *arg;
+	} sel[16];              /* the selection options, for the header */
+	int nsel;
 } tree_cfg;
 
 /* ------------------------------------------------------------------ option parsing */
@@ -110,33 +138,6 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* Loads --rules. A bad rule is bad input (exit 2) whatever code the parser chose; the
- * message names the file, the line and (as "at byte N") the line's offset. Returns 0 or
- * the exit code after printing the error. */
-static int load_rules(tool *t, profile_args *a, const char *path)
-{
-	nt_error err;
-	nt_error_clear(&err);
-	nt_rules_free(a->rules);
-	a->rules = NULL;
-	a->popts.rules = NULL;
-	if (nt_rules_load(&a->rules, path, &err) == 0) {
-		a->rules_path = path;
-		a->popts.rules = a->rules;
-		return 0;
-	}
-	if (err.code != NT_EIO && err.code != NT_ENOMEM)
-		err.code = NT_EFORMAT;
-	/* "cannot open F: reason" already names the file; a parse error may start with
-	 * "F: ", which moves in front of the offset, where tool_error puts file names */
-	size_t n = strlen(path);
-	if (err.code == NT_EIO)
-		return tool_error(t, NULL, &err);
-	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
-		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
-	return tool_error(t, path, &err);
 }
 
 /* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) uses UTF-8, so that the --when
@@ -167,20 +168,14 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		const char *arg = argv[optind - 1];
-		int is_long = strncmp(arg, "--", 2) == 0;
 		switch (c) {
-		case OPT_RULES: {
-			int ec = load_rules(t, &cfg->pa, optarg);
-			if (ec)
-				return ec;
-			break;
-		}
+		case OPT_RULES: case OPT_NO_DEFAULT_RULES:
 		case OPT_UNIT: case OPT_COMPAT: case OPT_PER_THREAD: case OPT_THREAD:
 		case OPT_RANGE: case OPT_CATEGORY: case OPT_MANAGED_ONLY: case OPT_NO_MODULE:
 		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
 		case OPT_THREAD_TIME: case OPT_HIDE_IDLE: case OPT_COLLAPSE_UNRESOLVED:
-		case OPT_NO_COLLAPSE_UNRESOLVED: {
+		case OPT_NO_COLLAPSE_UNRESOLVED: case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP:
+		case OPT_FOLD_PAT: case OPT_NO_SIGNATURE: case OPT_NO_DEMANGLE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -190,6 +185,13 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 				cfg->threads_arg = optarg;
 			else if (c == OPT_CATEGORY)
 				cfg->cats_arg = optarg;
+			else if (c >= OPT_FOCUS && c <= OPT_NO_SIGNATURE && cfg->nsel < 16) {
+				static const char *const names[] = {"focus", "exclude", "group", "fold",
+								    "no signatures"};
+				cfg->sel[cfg->nsel].opt = names[c - OPT_FOCUS];
+				cfg->sel[cfg->nsel].arg = c == OPT_NO_SIGNATURE ? "" : optarg;
+				cfg->nsel++;
+			}
 			break;
 		}
 		case OPT_INVERT: cfg->to.invert = 1; break;
@@ -233,16 +235,24 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			break;
 		case OPT_ASCII: cfg->ascii_given = 1; break;
 		case OPT_BYSUB: cfg->pr.by_subsystem = 1; break;
+		case OPT_CALLERS: cfg->callers = optarg; break;
+		case OPT_CALLEES: cfg->callees = optarg; break;
+		case OPT_DIFF: cfg->diff = optarg; break;
+		case OPT_JSON: cfg->json = 1; break;
+		case OPT_OUTPUT: cfg->output = optarg; break;
+		case OPT_WIDTH:
+			if (parse_u64(optarg, 0, 100000, &v))
+				return tool_usage_error(t, "invalid --width value '%s' (expected an "
+							   "integer from 0 to 100000)",
+							optarg);
+			cfg->pr.width = (uint32_t)v;
+			cfg->width_given = 1;
+			break;
 		case 'h': tool_help(t); return tool_finish(t);
 		case 'V': tool_version(t); return tool_finish(t);
 		case ':':
-			if (is_long)
-				return tool_usage_error(t, "option '%s' requires an argument", arg);
-			return tool_usage_error(t, "option '-%c' requires an argument", optopt);
 		default:
-			if (is_long)
-				return tool_usage_error(t, "unrecognized option '%s'", arg);
-			return tool_usage_error(t, "invalid option '-%c'", optopt);
+			return tool_bad_option(t, c, argv);
 		}
 	}
 	cfg->to.per_thread = cfg->pa.fopts.per_thread;
@@ -271,6 +281,18 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 			return tool_usage_error(t, "--by-subsystem and %s cannot be combined", clash);
 		cfg->pa.popts.subsystems = 1;
 	}
+	/* --callers/--callees and --diff are views of their own */
+	if (cfg->callers || cfg->callees || cfg->diff) {
+		const char *view = cfg->diff ? "--diff" : cfg->callers ? "--callers" : "--callees";
+		const char *clash = (cfg->callers || cfg->callees) && cfg->diff ? "--diff"
+				    : cfg->pr.top ? "--top" : cfg->pr.by_subsystem ? "--by-subsystem"
+				    : cfg->pr.hot ? "--hot" : cfg->pr.max_depth ? "--depth"
+				    : cfg->to.invert ? "--invert" : cfg->to.per_thread ? "--per-thread"
+				    : cfg->pr.when ? "--when" : cfg->pr.by_category ? "--by-category"
+				    : NULL;
+		if (clash)
+			return tool_usage_error(t, "%s and %s cannot be combined", view, clash);
+	}
 	if (cfg->pa.subsystems_path && !cfg->pr.by_subsystem)
 		return tool_usage_error(t, "--subsystems needs --by-subsystem");
 	if ((cfg->when_width_given || cfg->ascii_given) && !cfg->pr.when)
@@ -284,6 +306,8 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 	}
 	if (!cfg->min_pct_given)
 		cfg->pr.min_percent = cfg->pr.top ? 0 : DEFAULT_MIN_PERCENT;
+	if (!cfg->pr.when)
+		cfg->pr.ascii = cfg->ascii_given || !locale_is_utf8(); /* the cut mark */
 	return -1;
 }
 
@@ -319,9 +343,13 @@ static void describe_selection(const tree_cfg *cfg, char *buf, size_t n)
 	else if (cfg->pa.popts.compat == NT_COMPAT_TRACEEVENT)
 		ADD("weights as traceevent");
 	if (cfg->pa.rules_path)
-		ADD("rules %s", cfg->pa.rules_path);
+		ADD("rules %s%s", cfg->pa.rules_path, cfg->pa.no_default_rules ? " only" : "");
+	else if (cfg->pa.no_default_rules)
+		ADD("no category rules");
 	if (cfg->pa.subsystems_path)
 		ADD("subsystems %s", cfg->pa.subsystems_path);
+	for (int i = 0; i < cfg->nsel; i++)
+		ADD("%s%s%s", cfg->sel[i].opt, cfg->sel[i].arg[0] ? " " : "", cfg->sel[i].arg);
 #undef ADD
 }
 
@@ -395,8 +423,10 @@ int main(int argc, char **argv)
 	cfg.to.sz = sizeof cfg.to;
 	cfg.pr.sz = sizeof cfg.pr;
 	cfg.pr.unit = NT_TREE_UNIT_AUTO;
-	nt_profile *p = NULL;
-	nt_tree *tree = NULL;
+	nt_profile *p = NULL, *bp = NULL;
+	nt_tree *tree = NULL, *btree = NULL;
+	nt_butterfly *bf = NULL;
+	FILE *fp = stdout;
 	nt_error err;
 	nt_error_clear(&err);
 
@@ -405,23 +435,80 @@ int main(int argc, char **argv)
 		goto out;
 	if (profile_load(&t, &cfg.pa, argv + optind, argc - optind, &p))
 		goto finish;
-	if (nt_tree_new(&tree, p, &cfg.to, &err)) {
-		tool_error(&t, NULL, &err);
-		goto finish;
+	if (cfg.diff) {
+		char *bargv[1] = {(char *)cfg.diff};
+		if (profile_load(&t, &cfg.pa, bargv, 1, &bp))
+			goto finish;
+	}
+	if (cfg.callers || cfg.callees) {
+		nt_butterfly_opts bo = {sizeof bo, cfg.to.no_module, cfg.to.by_samples};
+		const char *func = cfg.callers ? cfg.callers : cfg.callees;
+		if (cfg.callers && cfg.callees && strcmp(cfg.callers, cfg.callees) != 0) {
+			rc = tool_usage_error(&t, "--callers and --callees name different functions "
+						  "('%s', '%s')", cfg.callers, cfg.callees);
+			goto out;
+		}
+		if (nt_butterfly_new(&bf, p, func, &bo, &err)) {
+			if (err.code == NT_EINVAL) {
+				/* no such function: bad input for this trace, not a usage error */
+				err.code = NT_EFORMAT;
+				fprintf(stderr, "%s: %s\n", t.prog, err.msg);
+				t.rc = EXIT_BADINPUT;
+			} else {
+				tool_error(&t, NULL, &err);
+			}
+			goto finish;
+		}
+	} else {
+		if (nt_tree_new(&tree, p, &cfg.to, &err)) {
+			tool_error(&t, NULL, &err);
+			goto finish;
+		}
+		if (bp && nt_tree_new(&btree, bp, &cfg.to, &err)) {
+			tool_error(&t, cfg.diff, &err);
+			goto finish;
+		}
 	}
 	char sel[512];
 	describe_selection(&cfg, sel, sizeof sel);
 	cfg.pr.selection = sel;
 	/* An empty selection is not an error: say why on stderr, print the (empty) tree. */
-	if (nt_tree_root(tree)->samples == 0)
+	if (tree && nt_tree_root(tree)->samples == 0)
 		report_empty(&t, &cfg, p);
-	nt_sink out = nt_sink_stdio(stdout);
-	if (nt_tree_write_text(tree, &cfg.pr, &out, &err) && err.code != NT_EIO)
-		tool_error(&t, NULL, &err); /* a failed write is reported by tool_finish() */
+	if (cfg.output) {
+		FILE *f = fopen(cfg.output, "w");
+		if (!f) {
+			rc = tool_open_error(&t, cfg.output, "w");
+			goto out;
+		}
+		fp = f;
+	}
+	if (!cfg.width_given)
+		cfg.pr.width = tool_term_width(fp);
+	nt_sink out = nt_sink_stdio(fp);
+	int wr;
+	if (bf)
+		wr = nt_butterfly_write(bf, (cfg.callers ? 1 : 0) | (cfg.callees ? 2 : 0), &cfg.pr,
+					cfg.json, &out, &err);
+	else if (btree)
+		wr = nt_tree_write_diff(tree, btree, &cfg.pr, cfg.to.by_samples, cfg.json, &out, &err);
+	else if (cfg.json)
+		wr = nt_tree_write_json(tree, &cfg.pr, cfg.to.by_samples, cfg.to.per_thread, &out, &err);
+	else
+		wr = nt_tree_write_text(tree, &cfg.pr, &out, &err);
+	if (wr && err.code != NT_EIO)
+		tool_error(&t, NULL, &err); /* a failed write is reported below */
+	if (fp != stdout) {
+		tool_close_output(&t, fp, cfg.output);
+		fp = stdout;
+	}
 finish:
 	rc = tool_finish(&t);
 out:
+	nt_butterfly_free(bf);
+	nt_tree_free(btree);
 	nt_tree_free(tree);
+	nt_profile_free(bp);
 	nt_profile_free(p);
 	profile_args_free(&cfg.pa);
 	return rc;

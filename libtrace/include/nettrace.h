@@ -51,7 +51,8 @@ enum nt_errcode {
 
 typedef struct nt_error {
 	int code;        /* an nt_errcode, 0 if nothing failed */
-	int sys_errno;   /* errno when code == NT_EIO, else 0 */
+	int sys_errno;   /* errno when code == NT_EIO; SQLite's primary result code for the
+			    NT_ESQL of nt_store_query(); else 0 */
 	uint64_t offset; /* byte offset in the input, NT_NO_OFFSET if none */
 	char msg[256];   /* lowercase, no trailing period, names the values involved */
 } nt_error;
@@ -556,6 +557,13 @@ NT_API int nt_rules_parse(nt_rules **out, const char *text, size_t len, const ch
 			  nt_error *err);
 /* Reads and parses a rules file. */
 NT_API int nt_rules_load(nt_rules **out, const char *path, nt_error *err);
+/* The rules of a file followed by the built-in ones: for each frame the file's rules are
+ * tried first, then the defaults (what --rules FILE means to the tools). Errors name the
+ * file's lines, as nt_rules_load(). */
+NT_API int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err);
+/* The text of the built-in rules (data/rules/default.rules as compiled in), for
+ * nettrace-fold --print-rules. Borrowed, static. */
+NT_API const char *nt_rules_default_source(size_t *len);
 /* The built-in default rules (the text of data/rules/default.rules compiled in). */
 NT_API int nt_rules_default(nt_rules **out, nt_error *err);
 NT_API void nt_rules_free(nt_rules *rules);
@@ -683,6 +691,15 @@ typedef struct nt_profile_opts {
 				     these globs (fnmatch(3): '*', '?', [...]) or whose id is in
 				     threads; borrowed until nt_profile_free() */
 	size_t nthread_patterns;
+	/* A stack selection (nt_select_new()): focus, exclude, group and fold patterns that
+	 * nt_profile_foreach() applies to every group, so every view shows the same stacks;
+	 * NULL = none. Borrowed: it must outlive the profile. The SQLite store takes focus and
+	 * exclude only (it keeps each frame's address: renamed frames have none). */
+	const struct nt_select *select;
+	/* Keep every counted sample's group, time and weight in reading order, so that exports
+	 * can lay the samples out in time order (nt_speedscope_write()); memory grows with
+	 * samples (24 bytes each). */
+	int sequence;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -777,12 +794,50 @@ typedef struct nt_sample_group {
 				       fine time bucket of nt_profile_when_grid(), in bucket
 				       order, only non-empty buckets; NULL when not asked */
 	size_t nwhen;               /* entries in when */
+	const uint32_t *frame_src;  /* with a selection that rewrites frames (group, fold,
+				       no_signature): for each frame, the index of the frame of
+				       the unselected stack it stands for (nt_profile_frame_native()
+				       maps through it); NULL when the frames are the stack's own */
 } nt_sample_group;
 
 typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
 /* Calls fn for every group (deterministic order: session, thread, first appearance).
  * Stops and returns fn's value when it is non-zero. */
 NT_API int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx);
+
+/* ---------------------------------------------------------------------------------------
+ * Stack selections (select.c): which stacks a view keeps and how their frames read, as
+ * PerfView's stack viewer filters them (IncPats, ExcPats, GroupPats, FoldPats). Set one in
+ * nt_profile_opts.select. In order, per stack (root to leaf): no_signature drops each
+ * frame's argument list; the first GROUP pattern that matches a frame renames it (consecutive
+ * frames of one group become one frame); FOLD patterns remove the frames they match (their
+ * time becomes their caller's); then the stack is kept when every FOCUS pattern matches one
+ * of its frames and no EXCLUDE pattern matches any. Matching ignores case and finds the
+ * pattern anywhere in the name. FOCUS/EXCLUDE take POSIX extended regular expressions;
+ * GROUP ("PAT->NAME", "PAT=>NAME" an entry group named "NAME <<entry frame>>", "PAT->"
+ * keeps matching frames as they are) and FOLD take PerfView's patterns: '*' any text, '%'
+ * an identifier ([[:alnum:]_.]*), a leading '^' anchors, "{...}" captures for $1..$9 in NAME,
+ * several patterns separated by ';' after an optional "[description]".
+ * Thread safety: immutable once built; one selection may serve several profiles.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct nt_select nt_select;
+enum nt_select_kind { NT_SELECT_FOCUS = 0, NT_SELECT_EXCLUDE, NT_SELECT_GROUP, NT_SELECT_FOLD };
+
+NT_API int nt_select_new(nt_select **out, nt_error *err);
+/* Adds one --focus/--exclude regex or --group/--fold pattern text; NT_EINVAL with a message
+ * naming the pattern when it does not compile. */
+NT_API int nt_select_add(nt_select *s, int kind, const char *spec, nt_error *err);
+/* Frames without their argument list: "Module!Ns.Type.Method(int32)" reads
+ * "Module!Ns.Type.Method", so overloads merge. */
+NT_API void nt_select_no_signature(nt_select *s, int on);
+/* 1 when the selection renames or removes frames (group, fold, no_signature). */
+NT_API int nt_select_rewrites(const nt_select *s);
+/* 1 when the selection has nothing to do (NULL, no pattern, no no_signature). */
+NT_API int nt_select_empty(const nt_select *s);
+/* Length of a frame name without its trailing argument list ("M(int)" -> 1). */
+NT_API size_t nt_select_strip_signature(const char *frame);
+NT_API void nt_select_free(nt_select *s);
 
 /* ---------------------------------------------------------------------------------------
  * Folded stacks (fold.c)
@@ -923,6 +978,9 @@ typedef struct nt_tree_print_opts {
 				 UTF-8 blocks U+2581..U+2588 */
 	int by_subsystem;     /* print the time per subsystem (self, total, by category)
 				 instead of the tree; the profile needs subsystems */
+	uint32_t width;       /* > 0: rows fit this many columns, names cut in the middle
+				 ("Ns.Ty…Method(int32)"; never shorter than 24 columns); 0 = no
+				 limit */
 } nt_tree_print_opts;
 
 /* Writes the header (sessions, samples, total time, unit, selection, view) and then
@@ -932,6 +990,54 @@ typedef struct nt_tree_print_opts {
  * Control characters in names print as '?'. Fails with NT_ENOMEM or the sink's error. */
 NT_API int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts,
 			      const nt_sink *sink, nt_error *err);
+
+/* The tree's views as JSON (views.c): {"samples", "total_ns", "by", "categories",
+ * "selection", then "children" (nested nodes with name, total_ns, samples, self_ns,
+ * self_samples, categories, thread/session for thread nodes, when, children; pruned as the
+ * text is by max_depth, min_percent and hot), or "top_self"/"top_total" (opts->top), or
+ * "subsystems" (opts->by_subsystem)}. by_samples and per_thread: the tree's options. */
+NT_API int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_samples,
+			      int per_thread, const nt_sink *sink, nt_error *err);
+
+/* The difference of two trees by function (views.c): each function's total and self share
+ * of its tree (by time, or samples with by_samples) against the base's, sorted by the
+ * largest change; functions only in t are "added", only in base "removed". Functions with
+ * equal shares, and changes below opts->min_percent points, are left out, so a tree against
+ * itself shows no function. Build both trees with the same options (no_module matches
+ * functions across renamed modules). Text (opts->width cuts names) or JSON. */
+NT_API int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_print_opts *opts,
+			      int by_samples, int json, const nt_sink *sink, nt_error *err);
+
+/* Callers and callees of one function (views.c), PerfView's Caller-Callee view: over the
+ * stacks of a profile (after its selection), the function's total (stacks through it,
+ * once each) and self (stacks ending in it); each caller (the frame right above an
+ * occurrence, "[no caller]" where the function is the root) and callee (the frame right
+ * below) with the time of the stacks through that pair (once per stack) and, as its self,
+ * the part where the pair ends the stack. FUNC is a frame name, or a regex (POSIX
+ * extended, any case) that matches exactly one distinct name; else NT_EINVAL says so. */
+typedef struct nt_butterfly nt_butterfly;
+typedef struct nt_butterfly_opts {
+	size_t sz;        /* sizeof(nt_butterfly_opts) */
+	int no_module;    /* names without "Module!" */
+	int by_samples;   /* order by samples instead of time */
+} nt_butterfly_opts;
+typedef struct nt_butterfly_entry {
+	const char *name;
+	uint64_t samples, self_samples;
+	double total_ns, self_ns;
+} nt_butterfly_entry;
+enum { NT_BUTTERFLY_CALLERS = 0, NT_BUTTERFLY_CALLEES = 1 };
+NT_API int nt_butterfly_new(nt_butterfly **out, nt_profile *p, const char *func,
+			    const nt_butterfly_opts *opts, nt_error *err);
+NT_API void nt_butterfly_free(nt_butterfly *b);
+/* The function itself (its name as matched). */
+NT_API const nt_butterfly_entry *nt_butterfly_func(const nt_butterfly *b);
+NT_API size_t nt_butterfly_count(const nt_butterfly *b, int side);
+/* Entry i of a side, heaviest first (ties by name); NULL out of range. */
+NT_API const nt_butterfly_entry *nt_butterfly_at(const nt_butterfly *b, int side, size_t i);
+/* Text (opts: unit, width, ascii) or JSON of the sides in the mask sides (1 << side). */
+NT_API int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opts *opts,
+			      int json, const nt_sink *sink, nt_error *err);
 
 /* ---------------------------------------------------------------------------------------
  * Exports (export-svg.c, export-speedscope.c, export-pprof.c): interactive flame graph SVG
@@ -999,9 +1105,14 @@ NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts
 			      const nt_sink *sink, nt_error *err);
 
 /* Writes a speedscope file (https://www.speedscope.app/file-format-schema.json) of
- * "sampled" profiles with explicit weights in the source's unit: one per (session,
- * thread), preceded by an "All threads" profile when there are several; folded input
- * gives one profile. Frames are shared; samples list frame indexes root first. */
+ * "sampled" profiles with explicit weights in the source's unit, frames shared, samples
+ * listing frame indexes root first. A profile read with nt_profile_opts.sequence gives one
+ * profile per (session, thread) with its samples in time order (consecutive samples of one
+ * stack merged), on the session's time axis: startValue 0 (the session start), endValue
+ * the session's end, and the time a thread was not sampled as empty samples ([]), so that
+ * speedscope's "Time Order" view shows what happened when. Without the sequence, one
+ * entry per distinct stack per thread, preceded by an "All threads" profile when there
+ * are several; folded input gives one profile. */
 NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 /* Writes a callgrind profile (KCachegrind, callgrind_annotate): per function ("Module!name"
@@ -1133,7 +1244,9 @@ typedef int (*nt_sql_row_fn)(void *ctx, const nt_sql_row *row);
  * is called once with values == NULL (its column names, even when no row follows) and then
  * once per row. Returns 0, fn's non-zero value, or NT_ESQL with "SQL error: <SQLite's message>"
  * (and where in sql it happened, when SQLite says) for a statement that fails; statements
- * before it have run. */
+ * before it have run. err->sys_errno then holds SQLite's primary result code: 1
+ * (SQLITE_ERROR) for a statement that is not valid SQL or names what does not exist, 11 or
+ * 26 for a file that is not a sound database, others for the system (I/O, locks, space). */
 NT_API int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx,
 			  nt_error *err);
 
@@ -1208,6 +1321,10 @@ enum nt_native_flags {
 	/* Read DIEs only through libdwarf's API, not also directly from the section bytes
 	 * (slower; the reference the direct reader is tested against). */
 	NT_NATIVE_LIBDWARF_ONLY = 1u << 0,
+	/* Frame names keep C++ and Rust functions mangled ("_ZNK6MatrixlsEi"); by default
+	 * nt_native_frame.name holds the demangled form ("Matrix::operator<<(int) const",
+	 * libiberty's demangler) and .function the symbol as it is. */
+	NT_NATIVE_NO_DEMANGLE = 1u << 1,
 };
 
 typedef struct nt_native_opts {
@@ -1226,8 +1343,10 @@ typedef struct nt_native_opts {
 /* One frame of a resolved address. Strings are borrowed from the resolver (valid until
  * nt_native_free()). Fields may be appended in later versions. */
 typedef struct nt_native_frame {
-	const char *name;       /* frame name for tools: "module!function", or "module+0x1a2b"
-				   (file offset) when the function is unknown; never NULL */
+	const char *name;       /* frame name for tools: "module!function" (C++ and Rust
+				   functions demangled unless NT_NATIVE_NO_DEMANGLE), or
+				   "module+0x1a2b" (file offset) when the function is unknown;
+				   never NULL */
 	const char *function;   /* DWARF (linkage name first, as addr2line) or ELF symbol
 				   name; NULL when unknown */
 	const char *file;       /* source file, absolute when DWARF says so; NULL if unknown */

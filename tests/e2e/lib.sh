@@ -13,6 +13,8 @@
 # Byte-order sorting and messages, whatever the caller's locale.
 LC_ALL=C
 export LC_ALL
+# Terminal width (nettrace-tree cuts names to COLUMNS): golden outputs have no limit.
+unset COLUMNS
 
 E2E=$top_srcdir/tests/e2e
 EXPECTED=$E2E/expected

@@ -7,14 +7,19 @@
 // rejected: nettrace-flame writes sampled profiles only), plus what speedscope's importer
 // assumes and the schema cannot say: frame indexes in range, as many weights as samples,
 // endValue >= startValue.
-// Prints "PASS ..."/"FAIL ..." lines, then "PROFILE name<TAB>sum of weights<TAB>samples"
-// per profile and "FRAMES n".
-//   node speedscope-check.js FILE.json
+// Prints "PASS ..."/"FAIL ..." lines, then "PROFILE name<TAB>sum of weights<TAB>samples
+// <TAB>endValue - startValue" per profile (weights and samples of the non-empty samples: an
+// empty sample is time without one) and "FRAMES n". With --replay, the profiles are played
+// in time order as speedscope's "Time Order" view does: "REPLAY name<TAB>start<TAB>weight
+// <TAB>frame names joined by ';'" per non-empty sample, start = startValue plus the weights
+// before it.
+//   node speedscope-check.js [--replay] FILE.json
 "use strict";
 const fs = require("fs");
 
 const UNITS = ["bytes", "microseconds", "milliseconds", "nanoseconds", "none", "seconds"];
 let failures = 0;
+const replay = process.argv.includes("--replay");
 function check(cond, d, why) {
 	if (cond) {
 		console.log("PASS " + d);
@@ -29,7 +34,7 @@ const isNum = (v) => typeof v === "number" && isFinite(v);
 
 let f;
 try {
-	f = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+	f = JSON.parse(fs.readFileSync(process.argv[process.argv.length - 1], "utf8"));
 } catch (e) {
 	check(false, "the file is JSON", e.message);
 	process.exit(0);
@@ -92,7 +97,19 @@ if (check(Array.isArray(f.profiles), "profiles is an array")) {
 		const sum = p.weights.reduce((a, w) => a + w, 0);
 		check(Math.abs(sum - (p.endValue - p.startValue)) <= 1e-6 * Math.max(1, sum) + 0.001,
 		      n + ": endValue - startValue is the sum of the weights", sum + " vs " + p.endValue);
-		console.log("PROFILE " + p.name + "\t" + sum + "\t" + p.samples.length);
+		let busy = 0, nbusy = 0;
+		p.samples.forEach((st, i) => { if (st.length) { busy += p.weights[i]; nbusy++; } });
+		console.log("PROFILE " + p.name + "\t" + busy + "\t" + nbusy + "\t" +
+			    (p.endValue - p.startValue));
+		if (replay) {
+			let at = p.startValue;
+			p.samples.forEach((st, i) => {
+				if (st.length)
+					console.log("REPLAY " + p.name + "\t" + at + "\t" + p.weights[i] + "\t" +
+						    st.map((x) => frames[x].name).join(";"));
+				at += p.weights[i];
+			});
+		}
 	});
 }
 console.log("FRAMES " + nf);

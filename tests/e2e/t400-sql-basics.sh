@@ -45,12 +45,12 @@ is "$(grep -c '^\[[0-9]*\]\.tid' "$T/flat")" "$(grep -c '^\[[0-9]*\]\.id' "$T/fl
 
 # ---------------------------------------------------------------- SQL errors
 run "$SQL" "$PYRO" -q "SELEC 1"
-is_rc 3 "SQL syntax error: exit 3"
+is_rc 1 "SQL syntax error: exit 1 (the query is the user's, not a system error)"
 is "$(cat "$T/err")" 'nettrace-sql: SQL error: near "SELEC": syntax error (at byte 0 of the query)' \
 	"SQL syntax error: SQLite's message and where"
 is_empty "$T/out" "SQL syntax error: no output"
 run "$SQL" "$PYRO" -q "SELECT 1 AS a; SELECT * FROM nope"
-is_rc 3 "missing table: exit 3"
+is_rc 1 "missing table: exit 1"
 is "$(cat "$T/err")" "nettrace-sql: SQL error: no such table: nope" "missing table: SQLite's message"
 printf 'a\n-\n1\n' >"$T/want"
 same "$T/out" "$T/want" "the statements before the error are printed"

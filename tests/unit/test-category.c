@@ -725,7 +725,7 @@ static void test_category_load_errors(void)
 	nt_error_clear(&err);
 	is_int(nt_rules_load(&r, "/nonexistent/dir/x.rules", &err), NT_EIO, "missing file: NT_EIO");
 	is_int(err.sys_errno, ENOENT, "missing file: ENOENT");
-	ok(strstr(err.msg, "cannot open rules file '/nonexistent/dir/x.rules'") != NULL,
+	ok(strstr(err.msg, "cannot open /nonexistent/dir/x.rules") != NULL,
 	   "missing file: message names the path");
 
 	char path[] = "/tmp/nt-test-category-XXXXXX";

@@ -116,7 +116,7 @@ static void test_subsystem_parse_errors(void)
 	is_int(nt_subsystems_load(&out, "/nonexistent/sub.rules", &err), NT_EIO,
 	       "a missing file: NT_EIO");
 	ok(out == NULL, "... and *out is NULL");
-	ok(strstr(err.msg, "cannot open subsystem rules file '/nonexistent/sub.rules'") != NULL,
+	ok(strstr(err.msg, "cannot open /nonexistent/sub.rules") != NULL,
 	   "... the message names the file");
 }
 
