@@ -307,7 +307,8 @@ static void write_runs(ss_ctx *c, nt_out *o, const char *name, const ss_run *r, 
 }
 
 /* Every thread of every session on its session's time axis. Returns 0 or NT_ENOMEM. */
-static int write_timelines(ss_ctx *c, nt_out *o, const nt_seqent *seq, size_t nseq, int unit)
+static int write_timelines(ss_ctx *c, nt_out *o, nt_profile *prof, const nt_seqent *seq,
+			   size_t nseq, int unit)
 {
 	double f = unit == NT_UNIT_US ? 1e-3 : unit == NT_UNIT_MS ? 1e-6 : 1;
 	ss_ev *ev = malloc((nseq ? nseq : 1) * sizeof *ev);
@@ -371,12 +372,9 @@ static int write_timelines(ss_ctx *c, nt_out *o, const nt_seqent *seq, size_t ns
 			double end = unit == NT_UNIT_SAMPLES ? cur : send[sess];
 			if (end > cur && push_run(&runs, &nruns, &rcap, UINT32_MAX, end - cur))
 				goto out;
-			char pn[80];
-			if (c->max_session > 0)
-				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ") [%" PRIu32 "]",
-					 c->profs[pr].thread_id, sess + 1);
-			else
-				snprintf(pn, sizeof pn, "Thread (%" PRIu64 ")", c->profs[pr].thread_id);
+			char pn[320]; /* "NAME (TID)" as every view labels threads */
+			nt_profile_thread_label(prof, sess, c->profs[pr].thread_id, c->max_session > 0,
+						pn, sizeof pn);
 			if (pr != ev[0].prof)
 				nt_out_str(o, ",\n");
 			write_runs(c, o, pn, runs, nruns, end, unit);
@@ -448,7 +446,7 @@ int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 	size_t nseq = 0;
 	const nt_seqent *seq = prof ? nt_profile_sequence(prof, &nseq) : NULL;
 	if (seq) {
-		if (write_timelines(&c, &o, seq, nseq, unit))
+		if (write_timelines(&c, &o, prof, seq, nseq, unit))
 			rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET,
 				     "out of memory writing speedscope JSON");
 		nt_out_str(&o, "\n]}\n");

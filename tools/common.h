@@ -156,7 +156,7 @@ enum {
 	{"range", required_argument, OPT_RANGE, "A..B",                                      \
 	 "keep samples in a time range (1.5s..3s, 200ms.., ..2s, ts:RAW..ts:RAW)"},          \
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",                             \
-	 "keep only these categories (cpu,ready,running,lock,io,sleep,wait,gc,external,unknown)"}, \
+	 "keep only these categories (cpu,ready,running,lock,io,...: nettrace-rules(5))"}, \
 	{"category-frame", required_argument, OPT_CATEGORY_FRAME, "WHERE",                   \
 	 "show the category as a frame: leaf, root or none"},                                \
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) time"}, \

@@ -465,8 +465,10 @@ int main(int argc, char **argv)
 	}
 	if (timeline)
 		a.popts.when = 1;
-	/* speedscope lays each thread's samples out in time order */
-	if (format == FMT_SPEEDSCOPE)
+	/* speedscope lays each thread's samples out in time order; with a category filter
+	 * the samples are grouped by stack instead (the time order does not yet follow the
+	 * per-sample categories of clocked samples, which --category selects by) */
+	if (format == FMT_SPEEDSCOPE && !a.popts.category_mask)
 		a.popts.sequence = 1;
 	int nstdin = 0;
 	for (int i = optind; i < argc; i++)

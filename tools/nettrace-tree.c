@@ -55,7 +55,7 @@ static const tool_opt tree_opts[] = {
 	 "only samples of these threads: ids, names or globs ('worker-*')"},
 	TOOL_UNIVERSAL_OPTS,
 	{"category", required_argument, OPT_CATEGORY, "CAT,...",
-	 "only these categories (cpu,ready,running,lock,io,sleep,wait,gc,external,unknown)"},
+	 "only these categories (cpu,ready,running,lock,io,...; nettrace-rules(5))"},
 	TOOL_RULES_OPTS,
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weighting: none (inferred interval, default), pyroscope or traceevent"},

@@ -122,11 +122,13 @@ else
 fi
 if command -v jq >/dev/null 2>&1; then
 	"$FLAME" --format speedscope --category cpu -o "$T/ss.json" "$F" 2>/dev/null
-	jq -r '.profiles[] | select(.name | startswith("spin-")) | "\(.name) \(.weights | add)"' "$T/ss.json" |
+	jq -r '.profiles[] | select(.name | startswith("spin-")) | "\(.name) \([[.samples, .weights] | transpose[] | select(.[0] | length > 0) | .[1]] | add)"' "$T/ss.json" |
 		sed 's/^[^(]*(\([0-9]*\)) /\1 /' | awk '{ printf "%s %.0f\n", $1, $2 }' | sort >"$T/sscpu"
-	if awk 'NR == FNR { a[$1] = $2; next } !($1 in a) { next } { d = a[$1] - $2; if (d < 0) d = -d; if (d > 1000) bad++; n++ }
+	# speedscope lays each thread's samples on the recording's time axis, a sample lasting
+	# until the thread's next one (nettrace-flame(1)): its cpu is fold's or up to 10% less
+	if awk 'NR == FNR { a[$1] = $2; next } !($1 in a) { next } { if ($2 > a[$1] + 1000 || $2 < 0.9 * a[$1]) bad++; n++ }
 		END { exit !(n == 3 && !bad) }' "$T/sscpu" "$T/cpu"; then
-		pass "speedscope: profiles 'spin-K (TID)' with the same cpu per thread"
+		pass "speedscope: profiles 'spin-K (TID)' with the cpu per thread of fold (time axis: up to 10% less)"
 	else
 		fail "speedscope: profiles 'spin-K (TID)' with the same cpu per thread"; diag "$(cat "$T/sscpu")"
 	fi

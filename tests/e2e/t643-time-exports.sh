@@ -73,11 +73,17 @@ fi
 # speedscope and callgrind: the total
 if command -v jq >/dev/null 2>&1; then
 	"$FLAME" --format speedscope -o "$T/s.json" "$F"
-	ss=$(jq '[.profiles[] | select(.name == "All threads") | .weights | add] | add' "$T/s.json")
-	if awk -v a="$ss" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * b + 1000) }'; then
-		pass "speedscope: All threads weighs nettrace-fold's total"
+	# per-thread profiles in time order, each sample lasting until its thread's next one
+	# (nettrace-flame(1)), with empty samples for the gaps: the others weigh fold's total,
+	# or up to 10% less
+	ss=$(jq '[.profiles[] | [.samples, .weights] | transpose[] | select(.[0] | length > 0) | .[1]] | add' "$T/s.json")
+	# and the GC time charged at a thread's last stack has no sample of its own to lay out:
+	# speedscope shows the sampled time, fold's total less that gc
+	gc=$(awk '$1 == "gc" { print $2 }' "$T/want")
+	if awk -v a="$ss" -v b="$total" -v g="${gc:-0}" 'BEGIN { exit !(a <= b * (1 + 1e-6) + 1000 && a >= 0.9 * (b - g)) }'; then
+		pass "speedscope: the threads' profiles weigh nettrace-fold's total (time axis: up to 10% less)"
 	else
-		fail "speedscope: All threads weighs nettrace-fold's total ($ss vs $total)"
+		fail "speedscope: the threads' profiles weigh nettrace-fold's total ($ss vs $total)"
 	fi
 else
 	skip "speedscope: jq missing"

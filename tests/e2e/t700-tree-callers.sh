@@ -84,7 +84,7 @@ for tr in $TRACE_FILES "$T/syn5.nettrace" "$T/syn6.nettrace"; do
 	printf '%s\n' "$funcs" >"$T/funcs"
 	while IFS= read -r fn; do
 		butterfly_from_folded "$fn" <"$T/folded" | sort >"$T/want"
-		run "$TREE" --unit samples --callers "$fn" --callees "$fn" --json "$tr"
+		run "$TREE" --unit samples --no-collapse-unresolved --callers "$fn" --callees "$fn" --json "$tr"
 		if [ "$rc" != 0 ]; then
 			fail "$name: --callers/--callees '$fn' exits 0"
 			diag "$(cat "$T/err")"

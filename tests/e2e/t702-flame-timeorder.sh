@@ -41,7 +41,7 @@ cut_at_next() {
 
 for tr in $TRACE_FILES "$T/syn6.nettrace"; do
 	name=$(basename "$tr")
-	run "$FLAME" --format speedscope -o "$T/s.json" "$tr"
+	run "$FLAME" --format speedscope --no-collapse-unresolved -o "$T/s.json" "$tr"
 	if [ "$rc" != 0 ]; then
 		fail "$name: speedscope export exits 0"
 		continue
