@@ -132,7 +132,8 @@ for bin in "$top_builddir"/tools/nettrace-*; do
 	[ -f "$bin" ] && [ -x "$bin" ] || continue
 	ntools=$((ntools + 1))
 	case $(basename "$bin") in
-	nettrace-record) ntools=$((ntools - 1)) ;;
+	nettrace-record | nettrace-collect) ntools=$((ntools - 1)) ;; # they record, not read
+	nettrace-top) try_tool "$bin" --once --plain "$F" ;;
 	nettrace-info)
 		try_tool "$bin" "$F"
 		try_tool "$bin" --json "$F"

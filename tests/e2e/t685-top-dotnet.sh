@@ -19,7 +19,9 @@ is_rc 0 "nettrace-top -p PID --once"
 cp "$T/out" "$T/once"
 # the spinning leaf, named, among the first rows with over a third of the samples (the
 # other half is the thread blocked reading stdin)
-awk '/FUNCTION \(by self\)/ { f = 1; next } f && ++n <= 3 && /NtWorkloads\.Spin\.Until/ && $1 > 33 { ok = 1 }
+# (.NET 10's JIT puts a GC poll in the loop: its self time is split with PollGCWorker, so
+# the check is on its total)
+awk '/FUNCTION \(by self\)/ { f = 1; next } f && ++n <= 3 && /NtWorkloads\.Spin\.Until/ && $2 > 33 { ok = 1 }
 	END { exit !ok }' "$T/once" && pass "Spin.Until is a top function by self, named" ||
 	{ fail "Spin.Until is a top function by self, named"; diag "$(cat "$T/once")"; }
 rate=$(sed -n 's/.*samples, \([0-9]*\)\/s, realized interval \([0-9.]*\) ms.*/\1 \2/p' "$T/once")

@@ -27,7 +27,7 @@ upid=$!
 exec 8<>"$T/in"
 hpid=
 i=0
-while [ -z "$hpid" ] && [ $i -lt 100 ]; do
+while [ -z "$hpid" ] && [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 	"$COLLECT" --list >"$T/list" 2>&1
