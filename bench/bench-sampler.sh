@@ -21,7 +21,7 @@
 # gperftools: libprofiler.so.0 from libgoogle-perftools-dev (apt-get install -y
 # libgoogle-perftools-dev google-perftools when missing and run as root; otherwise its
 # rows are skipped). Its ITIMER_PROF timer fires at most once per kernel tick (CONFIG_HZ,
-# 250 here: research/sampler.md §0), so "1000 Hz" gives fewer samples. perf: skipped with
+# 250 here: doc/sampler-design.md §0), so "1000 Hz" gives fewer samples. perf: skipped with
 # a note when perf_event_open is not permitted. Output and builds go to bench/out/sampler/
 # (gitignored). Environment: CC (default cc), BENCH_CFLAGS (default -O2 -g).
 # Floors: ftgkill-1000 and ftimer-1000 run bench/floor-sampler.c, signals with an empty

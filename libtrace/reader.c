@@ -3,7 +3,7 @@
  * objects, V6 blocks), block dispatch, compressed/uncompressed event headers, stack
  * blocks, sequence points, lost-event accounting, and timestamp ordering.
  *
- * Ordering (doc/format/nettrace.md, spec §6): events are queued per capture thread; a
+ * Ordering (doc/format/nettrace-format.md, spec §6): events are queued per capture thread; a
  * sorted event with timestamp T guarantees that no later event is older than T, so after
  * each block every queued event with timestamp <= the largest such T is dispatched in
  * timestamp order (k-way merge; ties by file order). Sequence points and the end of the

@@ -3,7 +3,7 @@
  * signals: each thread samples itself when it visits a samplepoint (nts_samplepoint(), or
  * the enter/exit hooks of -finstrument-functions, which also keep a shadow stack).
  *
- * Algorithm (research/sampler.md §5.3; dotnet/runtime Mono browser.c should_record_frame,
+ * Algorithm (doc/sampler-design.md §6; dotnet/runtime Mono browser.c should_record_frame,
  * with its stall fix and our changes):
  *  - fast path: one thread-local decrement and compare, no clock read;
  *  - every Nth visit (a "check") the thread reads the clock and re-estimates N so that

@@ -3,7 +3,7 @@
  * its deadline loop, the thread registry, draining the per-thread buffers, fork handling
  * and the environment-driven start (LD_PRELOAD, nettrace-record).
  *
- * The sampler thread (research/sampler.md §0.1): each session keeps its own cumulative
+ * The sampler thread (doc/sampler-design.md §0): each session keeps its own cumulative
  * schedule (schedule.c); the thread sleeps on CLOCK_MONOTONIC until the earliest deadline
  * (ppoll on an eventfd, so adding or removing a session wakes it at once), takes one
  * sampling round for the sessions that are due (a 64-bit mask), and every record carries
@@ -1001,7 +1001,7 @@ static void *sampler_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* research §9: p50 wake-up 94 -> 47 us */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sampler-design §5: p50 wake-up 94 -> 47 us */
 	/* Real-time priority when the process may have it (root, CAP_SYS_NICE, RLIMIT_RTPRIO):
 	 * on a busy machine a normal thread wakes milliseconds late, and late rounds are not
 	 * independent of what the program does (they come after it yields a CPU). Priority 1,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* schedule.c - when each session samples: a seeded random generator, exponential gaps,
- * and the cumulative ideal schedule with bounded catch-up (research/sampler.md §3).
+ * and the cumulative ideal schedule with bounded catch-up (doc/sampler-design.md §3).
  *
  * A session's ideal sample times are start + phase + the sum of its gaps: the interval
  * (fixed) or exponential draws with the interval as mean (poisson, which cannot alias with

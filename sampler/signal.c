@@ -58,7 +58,7 @@ uint64_t nts_tid_cpu(pid_t tid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* 1 when the thread was blocked in a system call when the signal came (research §7.3,
+/* 1 when the thread was blocked in a system call when the signal came (sampler-design §4,
  * async-profiler WallClock::getThreadState): with SA_RESTART the kernel rewinds the pc to
  * the syscall instruction (0f 05) of a restartable call (futex, read, ...); a call that
  * cannot restart (nanosleep, poll, epoll_wait) returns -EINTR with the pc just after it.

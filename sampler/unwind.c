@@ -3,7 +3,7 @@
  * information (.eh_frame, found through each object's .eh_frame_hdr binary-search table),
  * with frame pointers as the fallback.
  *
- * Why CFI and not only frame pointers (research/sampler.md §6): gcc 12 -O2 emits no frame
+ * Why CFI and not only frame pointers (doc/sampler-design.md §2): gcc 12 -O2 emits no frame
  * in leaf functions even with -fno-omit-frame-pointer, so a frame-pointer walk from a
  * sample in a leaf skips the leaf's caller; and Debian's libc has no frame pointers, so a
  * thread blocked in libc loses every frame above it. The CFI of the interrupted address

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
 # lib-record.sh - helpers for the sampler tests (t5NN-record-*.sh), sourced after lib.sh:
 # the paths of nettrace-record, the sampler library and the test programs
-# (tests/sampler/), and the statistical checks of research/sampler.md §10.
+# (tests/sampler/), and the statistical checks of doc/sampler-design.md §7
 #
 # Bounds. An estimated fraction p^ = k/n of a true p passes when
 #   |p^ - p| <= delta + z * sqrt(p (1 - p) / n)
 # with z = 4 (a false failure once in ~16000 checks; about 10 checks per test file at
 # alpha 1e-3 after Bonferroni) and delta a systematic allowance stated by each test. A
 # statistical check that fails is run once more with twice the duration before the test
-# fails (research §10.1, as Go's testCPUProfile does): a loaded 2-core CI machine can
+# fails (sampler-design §7, as Go's testCPUProfile does): a loaded 2-core CI machine can
 # starve a workload for a while, which is not what these tests measure.
 
 RECORD=$top_builddir/tools/nettrace-record

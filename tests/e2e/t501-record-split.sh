@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t501-record-split.sh - known split (research/sampler.md §10.2 test 1): nts-work split
+# t501-record-split.sh - known split (doc/sampler-design.md §7 test 1): nts-work split
 # spends 70% of its work in leaf_a (called by caller_a) and 30% in leaf_b (called by
 # caller_b), identical loops. The share of leaf_a in the CPU time of the samples in either
 # leaf (each sample weighs its thread's CPU time since the previous sample, lib-record.sh)

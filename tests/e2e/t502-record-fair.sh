@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t502-record-fair.sh - fairness across threads (research/sampler.md §10.2 test 2; the
+# t502-record-fair.sh - fairness across threads (doc/sampler-design.md §7 test 2; the
 # process-wide timer bias of golang/go #14434): three threads spin in spin_0, spin_1 and
 # spin_2. Each gets a third of the samples in those functions, within delta 0.02 + 4
 # sigma, whatever the scheduler does: the sampler signals every thread each round, and a

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t503-record-alias.sh - aliasing (research/sampler.md §10.2 test 3; py-spy #94): nts-work
+# t503-record-alias.sh - aliasing (doc/sampler-design.md §7 test 3; py-spy #94): nts-work
 # alias runs tick() for 1 ms at every 10 ms deadline and work() the rest of the time, so
 # tick() holds about 10% of the wall time (the program measures the exact share, which a
 # busy machine shifts a little). A Poisson sampler sees time averages (PASTA): the share

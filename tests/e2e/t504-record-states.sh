@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t504-record-states.sh - wall time against CPU time (research/sampler.md §10.2 test 4).
+# t504-record-states.sh - wall time against CPU time (doc/sampler-design.md §7 test 4).
 #
 # nts-work sleep alternates 5 ms of work (busy_phase) and 5 ms in clock_nanosleep
 # (sleep_phase), and measures the wall-time share of sleep_phase (near 50%; more on a busy

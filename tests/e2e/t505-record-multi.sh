@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t505-record-multi.sh - concurrent sessions through the C API (research/sampler.md §10.2
+# t505-record-multi.sh - concurrent sessions through the C API (doc/sampler-design.md §7
 # test 7), tests/sampler/nts-multi:
 #  - sessions at 1, 3 and 7 ms on one thread, opened 0.2 s apart and open together for 2 s:
 #    each file gets its own schedule. Fixed: samples + missed = duration/interval within

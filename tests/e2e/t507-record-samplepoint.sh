@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t507-record-samplepoint.sh - samplepoint mode (research/sampler.md §10.2 test 6):
+# t507-record-samplepoint.sh - samplepoint mode (doc/sampler-design.md §7 test 6):
 #  - nts-sp split calls nts_samplepoint() after each equal chunk of work, 7 chunks in
 #    work_a for 3 in work_b: the share of samples in work_a is 0.7 within delta 0.02 +
 #    4 sigma; the samples come at the session's interval: rounds + missed within 20% of

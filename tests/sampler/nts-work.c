@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* nts-work.c - workloads with known answers for the sampler's accuracy tests
- * (tests/e2e/t5NN-record-*.sh; research/sampler.md §10.2). Built with -O2
+ * (tests/e2e/t5NN-record-*.sh; doc/sampler-design.md §7). Built with -O2
  * -fno-omit-frame-pointer -fno-optimize-sibling-calls and without sanitizers, so the
  * code the sampler walks is ordinary optimised code: the leaf functions below have no
  * frame of their own (gcc 12), which is what the unwinder must handle.

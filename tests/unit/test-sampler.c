@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-sampler.c - unit tests of the sampler's parts that do not need timing: the random
- * generator and schedules (statistics with fixed seeds, research/sampler.md §10.1), the
+ * generator and schedules (statistics with fixed seeds, doc/sampler-design.md §7), the
  * module snapshot, the CFI unwinder (on hand-written assembly with known CFI and on a
  * fake stack), and the session output format read back with the reader. The timing and
  * accuracy tests are end-to-end (tests/e2e/t5NN-record-*.sh). */
@@ -38,7 +38,7 @@ static void test_sampler_rng_is_seeded(void)
 }
 
 /* n exponential gaps with mean 1 ms: mean within 1 +- 4/sqrt(n), CV within 1 +- 4/sqrt(n)
- * (delta method, research §10.1), Kolmogorov-Smirnov D below 1.95/sqrt(n) (alpha 0.001). */
+ * (delta method, sampler-design §7), Kolmogorov-Smirnov D below 1.95/sqrt(n) (alpha 0.001). */
 static void test_sampler_exponential_gaps(void)
 {
 	enum { N = 20000 };
