@@ -133,7 +133,7 @@ for bin in "$top_builddir"/tools/nettrace-*; do
 	ntools=$((ntools + 1))
 	case $(basename "$bin") in
 	nettrace-record | nettrace-collect) ntools=$((ntools - 1)) ;; # they record, not read
-	nettrace-top) try_tool "$bin" --once --plain "$F" ;;
+	nettrace-top) try_tool "$bin" --once "$F" ;;
 	nettrace-info)
 		try_tool "$bin" "$F"
 		try_tool "$bin" --json "$F"

@@ -70,6 +70,12 @@ our_stacked() {
 cd "$TRACES" || exit 1
 for f in $TRACE_FILES dotnet10/*.nettrace; do
 	[ -f "$f" ] || continue
+	case $f in *collect-linux*)
+		# machine-wide Universal events: V5 has no varints, and the writer cannot yet
+		# write their uint16-length strings back (type 23 read as UTF8_STRING16)
+		skip "$f: rewritten as V5 and V6" "the writer does not write Universal events' strings back yet"
+		continue ;;
+	esac
 	cut=0
 	[ "$f" = "$TRUNCATED" ] && cut=1
 	echo "$f|$TRACES/$f|$cut" >>"$T/list"

@@ -165,13 +165,35 @@ namespace NtOracle
             // Universal.* events, whose strings are declared as type 23 but written as
             // uint16-length UTF-8, which only these templates read (the metadata-driven
             // path reads one byte). Only there: their templates (ids 0-5, no task) would
-            // take over other providers' events in V4/V5 files.
-            if (IsV6(file)) {
+            // take over other providers' events in V4/V5 files and in V6 files of other
+            // providers (our V6 rewrites), so only where the file names those providers.
+            if (IsV6(file) && HasUniversal(file)) {
                 new UniversalSystemTraceEventParser(src).All += delegate { };
                 new UniversalEventsTraceEventParser(src).All += delegate { };
             }
             src.Dynamic.All += delegate { };
             return src;
+        }
+
+        // Whether the file names a Universal.* provider (UTF-16 or UTF-8 bytes).
+        static bool HasUniversal(string file)
+        {
+            byte[] all = System.IO.File.ReadAllBytes(file);
+            byte[] u8 = System.Text.Encoding.UTF8.GetBytes("Universal.");
+            byte[] u16 = System.Text.Encoding.Unicode.GetBytes("Universal.");
+            return IndexOf(all, u8) >= 0 || IndexOf(all, u16) >= 0;
+        }
+
+        static int IndexOf(byte[] hay, byte[] needle)
+        {
+            for (int i = 0; i + needle.Length <= hay.Length; i++) {
+                int k = 0;
+                while (k < needle.Length && hay[i + k] == needle[k])
+                    k++;
+                if (k == needle.Length)
+                    return i;
+            }
+            return -1;
         }
 
         // The V6 stream header: "Nettrace", uint32 0, uint32 major version 6.
