@@ -25,7 +25,7 @@ dotnet_workloads
 
 mkfifo "$T/in"
 unshare --mount --pid --fork --mount-proc sh -c \
-	'exec <"$1" && mount -t tmpfs none /tmp && TMPDIR= exec "$0" serve 60' "$NT_WORKLOADS" "$T/in" \
+	'exec <"$1" && mount -t tmpfs none /tmp && TMPDIR= exec "$0" serve 61' "$NT_WORKLOADS" "$T/in" \
 	>"$T/serve.out" 2>&1 &
 upid=$!
 # the child opens the fifo before its private /tmp hides it; read-write here, so that the
@@ -37,7 +37,7 @@ while [ -z "$hpid" ] && [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 	"$COLLECT" --list >"$T/list" 2>&1
-	hpid=$(awk -v f="$NT_WORKLOADS" '$4 == f && /serve 60/ { print $1; exit }' "$T/list")
+	hpid=$(awk -v f="$NT_WORKLOADS" '$4 == f && /serve 61/ { print $1; exit }' "$T/list")
 done
 if [ -n "$hpid" ]; then
 	pass "--list finds the process in its container (host pid $hpid)"
