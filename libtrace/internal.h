@@ -144,9 +144,14 @@ void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
 
 /* The samples of a profile read with nt_profile_opts.sequence, in reading order
  * (profile.c): group index (nt_sample_group.group), ns since the session start, and the
- * weight charged (compat modes; 0: the session's interval, the group's weight / samples). */
+ * weight charged (compat modes; 0: the session's interval, the group's weight / samples).
+ * An entry with NT_SEQ_CHARGE is no sample but time charged to the group without one (a
+ * GC pause the thread sat in): it starts at time_ns and lasts weight_ns; the group's
+ * weight includes it, its sample count does not. */
+#define NT_SEQ_CHARGE 1u
 typedef struct nt_seqent {
 	uint32_t group;
+	uint32_t flags;       /* NT_SEQ_* */
 	int64_t time_ns;
 	double weight_ns;
 } nt_seqent;

@@ -724,7 +724,7 @@ static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
 	if (p->o.sequence) {
 		if (nt_grow((void **)&p->seq, &p->seqcap, p->nseq + 1, sizeof *p->seq))
 			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording samples");
-		p->seq[p->nseq++] = (nt_seqent){(uint32_t)gi, tns, w};
+		p->seq[p->nseq++] = (nt_seqent){(uint32_t)gi, 0, tns, w};
 	}
 	if (!p->o.sample_fn)
 		return 0;
@@ -839,7 +839,8 @@ static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
  * by this one (at now) are time the thread sat suspended; each is charged as gc to the
  * stack of that previous sample (its last known stack), without a sample. A thread first
  * sampled after a pause, or sampled inside one, did not sit in it. */
-static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state *t, int64_t now)
+static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state *t, int64_t now,
+			 nt_error *err)
 {
 	const nt_pauses_info *in = nt_pauses_result(s->pauses);
 	if (!t->seen) {
@@ -854,9 +855,21 @@ static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state 
 			continue;
 		int64_t gi = thread_group(p, t, si, (uint32_t)t->last_stack, NT_CAT_GC, t->last_stype);
 		if (gi < 0)
-			return -1;
+			return NOMEM(p, err);
 		double len = (double)(pa->end_ns - pa->start_ns);
 		p->groups[gi].extra_ns += len;
+		if (p->o.sequence) {
+			if (nt_grow((void **)&p->seq, &p->seqcap, p->nseq + 1, sizeof *p->seq))
+				return NOMEM(p, err);
+			p->seq[p->nseq++] = (nt_seqent){(uint32_t)gi, NT_SEQ_CHARGE, pa->start_ns, len};
+		}
+		if (p->o.charge_fn) {
+			nt_profile_sample cs = {p->groups[gi].session, (uint32_t)gi, t->tid, 0,
+						pa->start_ns, len};
+			int rc = p->o.charge_fn(p->o.hook_ctx, &cs, err);
+			if (rc)
+				return rc;
+		}
 		s->info.gc_charged_ns += len;
 		s->info.gc_charges++;
 	}
@@ -917,8 +930,11 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	int clocked = compat == NT_COMPAT_NONE && sample_clock(s, ev, &cpu);
 	if (clocked)
 		s->info.clocked_samples++;
-	if (compat == NT_COMPAT_NONE && charge_pauses(p, s, si, t, ev->time_ns))
-		return NOMEM(p, err);
+	if (compat == NT_COMPAT_NONE) {
+		int rc = charge_pauses(p, s, si, t, ev->time_ns, err);
+		if (rc)
+			return rc;
+	}
 	if (selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
 			  type == NT_SAMPLE_EXTERNAL)) {
 		st = intern_event_stack(p, s, si, ev);
@@ -1618,6 +1634,7 @@ int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx)
 		sg.sample_type = g->stype & 0x0F;
 		sg.samples = g->samples;
 		sg.weight_ns = g->weight;
+		sg.charged_ns = g->extra_ns;
 		sg.depth = st->nnames;
 		sg.frames = p->names + st->names_off;
 		sg.group = (uint32_t)i;

@@ -733,7 +733,8 @@ static int write_samples(chexp *x)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	int rc = nt_store_query(x->st,
 				"SELECT id, session_id, thread_id, COALESCE(callsite_id, 0), category, "
-				"sample_type, COALESCE(subsystem, ''), weight_ns / samples "
+				"sample_type, COALESCE(subsystem, ''), "
+				"(weight_ns - COALESCE(charged_ns, 0)) / samples "
 				"FROM sample_groups",
 				on_group, x, x->err);
 	if (!rc)

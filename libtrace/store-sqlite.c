@@ -30,9 +30,9 @@
  * and view is documented in doc/sqlite-schema.md (keep the two in step). */
 static const char SCHEMA_SQL[] =
 	"PRAGMA application_id = 1314149201;\n" /* STORE_APP_ID */
-	"PRAGMA user_version = 1;\n"
+	"PRAGMA user_version = 2;\n"
 	"CREATE TABLE schema_version(version INTEGER NOT NULL, generator TEXT NOT NULL);\n"
-	"INSERT INTO schema_version VALUES (1, 'libnettrace " NT_VERSION_STRING "');\n"
+	"INSERT INTO schema_version VALUES (2, 'libnettrace " NT_VERSION_STRING "');\n"
 	"CREATE TABLE sessions(\n"
 	"  id INTEGER PRIMARY KEY, file TEXT NOT NULL, process_id INTEGER, start_utc TEXT,\n"
 	"  qpc_frequency INTEGER, declared_interval_ns INTEGER, inferred_interval_ns REAL,\n"
@@ -62,12 +62,15 @@ static const char SCHEMA_SQL[] =
 	"  thread_id INTEGER NOT NULL REFERENCES threads(id),\n"
 	"  callsite_id INTEGER REFERENCES callsites(id), category TEXT NOT NULL,\n"
 	"  sample_type TEXT NOT NULL, samples INTEGER NOT NULL, weight_ns REAL NOT NULL,\n"
-	"  subsystem TEXT);\n"
+	"  subsystem TEXT, charged_ns REAL);\n"
 	"CREATE INDEX sample_groups_callsite ON sample_groups(callsite_id);\n"
 	"CREATE INDEX sample_groups_thread ON sample_groups(thread_id);\n"
 	"CREATE TABLE sample_rows(\n"
 	"  id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,\n"
 	"  group_id INTEGER NOT NULL REFERENCES sample_groups(id), weight_ns REAL);\n"
+	"CREATE TABLE charges(\n"
+	"  id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL,\n"
+	"  group_id INTEGER NOT NULL REFERENCES sample_groups(id), weight_ns REAL NOT NULL);\n"
 	"CREATE TABLE events(\n"
 	"  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),\n"
 	"  thread_id INTEGER REFERENCES threads(id), ts_ns INTEGER NOT NULL,\n"
@@ -79,7 +82,8 @@ static const char SCHEMA_SQL[] =
 	"CREATE VIEW samples AS\n"
 	"  SELECT r.id AS id, g.session_id AS session_id, g.thread_id AS thread_id,\n"
 	"         r.ts_ns AS ts_ns, g.callsite_id AS callsite_id, g.category AS category,\n"
-	"         COALESCE(r.weight_ns, g.weight_ns / g.samples) AS weight_ns,\n"
+	"         COALESCE(r.weight_ns,\n"
+	"                  (g.weight_ns - COALESCE(g.charged_ns, 0)) / g.samples) AS weight_ns,\n"
 	"         g.sample_type AS sample_type, r.group_id AS group_id,\n"
 	"         g.subsystem AS subsystem\n"
 	"  FROM sample_rows r JOIN sample_groups g ON g.id = r.group_id;\n"
@@ -285,19 +289,20 @@ typedef struct pending {
 } pending;
 
 enum {
-	Q_SAMPLE, Q_SAMPLES, Q_EVENT, Q_DURATION, Q_GROUP, Q_CALLSITE, Q_FRAME, Q_FUNCTION, Q_MODULE,
+	Q_SAMPLE, Q_SAMPLES, Q_CHARGE, Q_EVENT, Q_DURATION, Q_GROUP, Q_CALLSITE, Q_FRAME, Q_FUNCTION, Q_MODULE,
 	Q_MODULE_INFO, Q_THREAD, Q_SESSION, Q_COUNT
 };
 
 static const char *const STMT_SQL[Q_COUNT] = {
 	[Q_SAMPLE] = "INSERT INTO sample_rows(ts_ns, group_id, weight_ns) VALUES (?1, ?2, ?3)",
+	[Q_CHARGE] = "INSERT INTO charges(ts_ns, group_id, weight_ns) VALUES (?1, ?2, ?3)",
 	[Q_SAMPLES] = NULL, /* BATCH rows of (?, ?, ?), built by open_import() */
 	[Q_EVENT] = "INSERT INTO events(session_id, thread_id, ts_ns, provider, event_id, name, "
 		    "payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[Q_DURATION] = "UPDATE events SET duration_ns = ?1 WHERE id = ?2",
 	[Q_GROUP] = "INSERT INTO sample_groups(id, session_id, thread_id, callsite_id, category, "
-		    "sample_type, samples, weight_ns, subsystem) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		    "sample_type, samples, weight_ns, subsystem, charged_ns) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	[Q_CALLSITE] = "INSERT INTO callsites(id, parent_id, frame_id, depth) VALUES (?1, ?2, ?3, ?4)",
 	[Q_FRAME] = "INSERT INTO frames(id, function_id, module_id, address, file, line, "
 		    "inline_depth, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -366,6 +371,7 @@ struct nt_store {
 	nt_membuf json;         /* payload of the event being inserted */
 	nt_store_stats stats;
 	uint64_t rows_hooked;   /* sample rows inserted by the hook for the current profile */
+	uint64_t charges_hooked; /* charges rows inserted by the hook for it */
 };
 
 /* Fills err from the database's last error. */
@@ -1032,6 +1038,26 @@ static int on_sample(void *ctx, const nt_profile_sample *s, nt_error *err)
 	return st->nbatch == BATCH ? flush_samples(st, err) : 0;
 }
 
+/* Time charged to a group without a sample (a GC pause): one row of charges, at once
+ * (a trace has a few per GC, not per sample). */
+static int on_charge(void *ctx, const nt_profile_sample *s, nt_error *err)
+{
+	nt_store *st = ctx;
+	int64_t gid = st->group_base + 1 + (int64_t)s->group;
+	sqlite3_stmt *q = st->q[Q_CHARGE];
+	sqlite3_bind_int64(q, 1, s->time_ns);
+	sqlite3_bind_int64(q, 2, gid);
+	sqlite3_bind_double(q, 3, s->weight_ns);
+	int rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	if (rc != SQLITE_DONE)
+		return sql_fail(st, err, "cannot insert a charge");
+	if (gid > st->group_max)
+		st->group_max = gid;
+	st->charges_hooked++;
+	return 0;
+}
+
 /* UTF-8 copy of a string field of ev (NULL when absent or empty). */
 static char *field_str(const nt_event *ev, uint32_t ps, const char *name)
 {
@@ -1266,12 +1292,14 @@ static int on_event(void *ctx, uint32_t session, const nt_trace_header *h, const
 void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts)
 {
 	popts->sample_fn = on_sample;
+	popts->charge_fn = on_charge;
 	popts->event_fn = on_event;
 	popts->hook_ctx = st;
 	popts->subsystems = 1; /* sample_groups.subsystem (keeps given subsystem_rules) */
 	st->compat = popts->compat;
 	st->hooked = 1;
 	st->rows_hooked = 0;
+	st->charges_hooked = 0;
 }
 
 /* ------------------------------------------------------------------ finishing a profile */
@@ -1373,6 +1401,10 @@ static int on_group(void *ctx, const nt_sample_group *g)
 	const char *sub = g->subsystem >= 0
 		? nt_subsystems_name(nt_profile_subsystems(c->p), g->subsystem) : NULL;
 	bind_text_or_null(q, 9, sub);
+	if (g->charged_ns > 0)
+		sqlite3_bind_double(q, 10, g->charged_ns);
+	else
+		sqlite3_bind_null(q, 10);
 	if ((rc = step_done(st, q, c->err, "cannot insert a sample group")) != 0)
 		return c->rc = rc;
 	if (gid > st->group_max)
@@ -1502,6 +1534,15 @@ int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
 		if ((rc = exec(st, sql, err)) != 0)
 			return rc;
 		st->stats.samples -= st->rows_hooked - c.rows;
+	}
+	if (st->charges_hooked) {
+		char sql[160];
+		snprintf(sql, sizeof sql,
+			 "DELETE FROM charges WHERE group_id > %" PRId64
+			 " AND group_id NOT IN (SELECT id FROM sample_groups)",
+			 st->group_base);
+		if ((rc = exec(st, sql, err)) != 0)
+			return rc;
 	}
 	st->session_base += (int64_t)ns;
 	st->group_base = st->group_max;

@@ -700,6 +700,11 @@ typedef struct nt_profile_opts {
 	 * can lay the samples out in time order (nt_speedscope_write()); memory grows with
 	 * samples (24 bytes each). */
 	int sequence;
+	/* Optional: each interval charged to a group without a sample (NT_COMPAT_NONE: a GC
+	 * pause a thread sat in, charged as gc at its last stack): time_ns is where it starts,
+	 * weight_ns its length, timestamp 0. Called with hook_ctx while reading; the group's
+	 * weight includes the charge (nt_sample_group.charged_ns), its samples do not. */
+	nt_profile_sample_fn charge_fn;
 } nt_profile_opts;
 
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
@@ -798,6 +803,9 @@ typedef struct nt_sample_group {
 				       no_signature): for each frame, the index of the frame of
 				       the unselected stack it stands for (nt_profile_frame_native()
 				       maps through it); NULL when the frames are the stack's own */
+	double charged_ns;          /* of weight_ns: time charged without a sample (GC pauses
+				       the thread sat in, nt_profile_opts.charge_fn); each sample
+				       weighs (weight_ns - charged_ns) / samples */
 } nt_sample_group;
 
 typedef int (*nt_group_fn)(void *ctx, const nt_sample_group *g);
@@ -1147,7 +1155,7 @@ NT_API int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink
  * doc/sqlite-schema.md. This is the only module that includes sqlite3.h.
  * ------------------------------------------------------------------------------------- */
 
-#define NT_STORE_SCHEMA_VERSION 1
+#define NT_STORE_SCHEMA_VERSION 2
 
 typedef struct nt_store nt_store;
 

@@ -202,7 +202,7 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	is "$(sqlite3 "$DB" 'SELECT COUNT(*) FROM samples')" 5564 "sqlite3 reads the samples view"
 	is "$(sqlite3 "$DB" 'SELECT frame FROM top_self LIMIT 1')" \
 		"mvc-hello-world!Example.Program.Work(int32)" "sqlite3 reads top_self"
-	is "$(sqlite3 "$DB" 'SELECT version FROM schema_version')" 1 "sqlite3: schema_version 1"
+	is "$(sqlite3 "$DB" 'SELECT version FROM schema_version')" 2 "sqlite3: schema_version 2"
 else
 	skip "sqlite3: integrity_check ok" "sqlite3 not installed"
 fi

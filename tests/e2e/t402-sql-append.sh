@@ -54,7 +54,7 @@ printf '\000\000\000\143' | dd of="$T/v99.db" bs=1 seek=60 conv=notrunc 2>/dev/n
 cp "$T/v99.db" "$T/v99.orig"
 run "$SQL" "$ONLY" -o "$T/v99.db"
 is_rc 2 "appending to schema version 99: exit 2"
-is "$(cat "$T/err")" "nettrace-sql: $T/v99.db: unknown schema_version 99 (this version of libnettrace appends to version 1 only)" \
+is "$(cat "$T/err")" "nettrace-sql: $T/v99.db: unknown schema_version 99 (this version of libnettrace appends to version 2 only)" \
 	"... with the version in the message"
 if cmp -s "$T/v99.db" "$T/v99.orig"; then pass "... and the file untouched"; else fail "... and the file untouched"; fi
 is "$(ls -A "$T" | grep -c '\.tmp$')" 0 "... and no temporary file left"
@@ -68,10 +68,10 @@ is "$(q "$T/empty.db" "SELECT COUNT(*) FROM samples")" 7423 "... with the sample
 
 if command -v sqlite3 >/dev/null 2>&1; then
 	cp "$DB" "$T/v2.db"
-	sqlite3 "$T/v2.db" "UPDATE schema_version SET version = 2"
+	sqlite3 "$T/v2.db" "UPDATE schema_version SET version = 3"
 	run "$SQL" "$ONLY" -o "$T/v2.db"
-	is_rc 2 "schema_version table at 2 (user_version 1): refused"
-	case $(cat "$T/err") in *"unknown schema_version 2"*) pass "... unknown schema_version 2" ;; *) fail "... unknown schema_version 2"; diag "$(cat "$T/err")" ;; esac
+	is_rc 2 "schema_version table at 3 (user_version 2): refused"
+	case $(cat "$T/err") in *"unknown schema_version 3"*) pass "... unknown schema_version 3" ;; *) fail "... unknown schema_version 3"; diag "$(cat "$T/err")" ;; esac
 	sqlite3 "$T/other.db" "CREATE TABLE t(x); INSERT INTO t VALUES (1)"
 	run "$SQL" "$ONLY" -o "$T/other.db"
 	is_rc 2 "another application's database: refused"
@@ -82,6 +82,6 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	is_rc 0 "an SQLite database without tables is accepted"
 	is "$(sqlite3 "$DB" "SELECT COUNT(*) FROM samples")" 20085 "sqlite3 reads the appended database"
 else
-	skip "schema_version table at 2: refused" "sqlite3 not installed"
+	skip "schema_version table at 3: refused" "sqlite3 not installed"
 fi
 done_testing
