@@ -313,11 +313,19 @@ static int write_timelines(ss_ctx *c, nt_out *o, nt_profile *prof, const nt_seqe
 	double f = unit == NT_UNIT_US ? 1e-3 : unit == NT_UNIT_MS ? 1e-6 : 1;
 	ss_ev *ev = malloc((nseq ? nseq : 1) * sizeof *ev);
 	double *send = calloc((size_t)c->max_session + 1, sizeof *send);
+	double *charged = calloc(c->nstacks ? c->nstacks : 1, sizeof *charged);
 	ss_run *runs = NULL;
 	size_t nev = 0, nruns = 0, rcap = 0;
 	int rc = NT_ENOMEM;
-	if (!ev || !send)
+	if (!ev || !send || !charged)
 		goto out;
+	/* time charged without a sample (GC pauses) is laid out where it happened; the
+	 * stack's samples share the rest of its weight */
+	for (size_t i = 0; i < nseq; i++) {
+		uint32_t gi = seq[i].group;
+		if ((seq[i].flags & NT_SEQ_CHARGE) && gi < c->ngstack && c->gstack[gi])
+			charged[c->gstack[gi] - 1] += seq[i].weight_ns * f;
+	}
 	for (size_t i = 0; i < nseq; i++) {
 		uint32_t gi = seq[i].group;
 		if (gi >= c->ngstack || !c->gstack[gi])
@@ -325,12 +333,18 @@ static int write_timelines(ss_ctx *c, nt_out *o, nt_profile *prof, const nt_seqe
 		uint32_t si = c->gstack[gi] - 1;
 		const ss_stack *s = &c->stacks[si];
 		double w;
-		if (unit == NT_UNIT_SAMPLES)
+		if (seq[i].flags & NT_SEQ_CHARGE) {
+			if (unit == NT_UNIT_SAMPLES)
+				continue; /* no sample */
+			w = seq[i].weight_ns * f;
+		} else if (unit == NT_UNIT_SAMPLES)
 			w = 1;
 		else if (seq[i].weight_ns > 0)
 			w = seq[i].weight_ns * f;
+		else if (s->samples && s->value > charged[si])
+			w = (s->value - charged[si]) / (double)s->samples;
 		else
-			w = s->samples ? s->value / (double)s->samples : 0;
+			w = 0;
 		double t = unit == NT_UNIT_SAMPLES ? 0 : (double)seq[i].time_ns * f;
 		ev[nev++] = (ss_ev){s->prof, si, i, t < 0 ? 0 : t, w};
 		uint32_t sess = c->profs[s->prof].session;
@@ -384,6 +398,7 @@ static int write_timelines(ss_ctx *c, nt_out *o, nt_profile *prof, const nt_seqe
 out:
 	free(ev);
 	free(send);
+	free(charged);
 	free(runs);
 	return rc;
 }

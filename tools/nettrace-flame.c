@@ -465,10 +465,9 @@ int main(int argc, char **argv)
 	}
 	if (timeline)
 		a.popts.when = 1;
-	/* speedscope lays each thread's samples out in time order; with a category filter
-	 * the samples are grouped by stack instead (the time order does not yet follow the
-	 * per-sample categories of clocked samples, which --category selects by) */
-	if (format == FMT_SPEEDSCOPE && !a.popts.category_mask)
+	/* speedscope lays each thread's samples out in time order (a category filter keeps
+	 * the samples of the groups it keeps: every sample is in one group of one category) */
+	if (format == FMT_SPEEDSCOPE)
 		a.popts.sequence = 1;
 	int nstdin = 0;
 	for (int i = optind; i < argc; i++)

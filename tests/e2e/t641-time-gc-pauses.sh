@@ -10,7 +10,8 @@
 #    in (sampled before the pause and after it, not inside) plus its samples taken inside
 #    a pause, within 0.1%.
 #  - the process-wide gc figure (tree header) is at least the pause total; fold, SQL and
-#    the tree give the same gc and the same total.
+#    the tree give the same gc and the same total; SQL's charges table has one row per
+#    pause and thread that sat in it; speedscope's time-ordered timelines cover them.
 . "$top_srcdir/tests/e2e/lib.sh"
 FOLD=$top_builddir/tools/nettrace-fold
 TREE=$top_builddir/tools/nettrace-tree
@@ -37,7 +38,10 @@ END {
 		for (p = 1; p <= np; p++) {
 			while (j <= ns[k] && st[k, j] <= ps[p]) j++
 			# st[k, j - 1] <= start < st[k, j]
-			if (j > 1 && j <= ns[k] && st[k, j] >= pe[p]) c += pe[p] - ps[p]
+			if (j > 1 && j <= ns[k] && st[k, j] >= pe[p]) {
+				c += pe[p] - ps[p]
+				printf "sat %s %.0f %.0f\n", k, ps[p], pe[p]
+			}
 		}
 		for (i = 1; i <= ns[k]; i++)
 			for (p = 1; p <= np; p++) if (st[k, i] >= ps[p] && st[k, i] < pe[p]) { inside++; break }
@@ -119,7 +123,49 @@ if [ -x "$SQL" ] && command -v sqlite3 >/dev/null 2>&1; then
 	else
 		fail "SQL and fold agree: gc $sql_gc/$fold_gc, total $sql_total/$fold_total"
 	fi
+	# the pauses as rows of charges, per thread, at their times
+	sqlite3 -separator ' ' "$T/db" "SELECT t.tid, c.ts_ns, c.ts_ns + CAST(c.weight_ns AS INTEGER)
+		FROM charges c JOIN sample_groups g ON g.id = c.group_id JOIN threads t ON t.id = g.thread_id
+		ORDER BY t.tid, c.ts_ns" >"$T/charges"
+	awk '$1 == "sat" { print $2, $3, $4 }' "$T/oracle" | sort -k1,1n -k2,2n >"$T/sat"
+	awk 'NR == FNR { w[$1 " " $2] = $3; n++; next }
+		{ k = $1 " " $2; if (!(k in w) || w[k] - $3 > 1000 || $3 - w[k] > 1000) bad++; m++ }
+		END { exit !(n == m && n > 0 && !bad) }' "$T/sat" "$T/charges" &&
+		pass "SQL charges: one row per pause and thread that sat in it, at its time ($(wc -l <"$T/charges") rows)" ||
+		{ fail "SQL charges: one row per pause and thread that sat in it, at its time"; diag "$(wc -l "$T/sat" "$T/charges")"; }
 else
 	skip "SQL: nettrace-sql or sqlite3 missing"
+fi
+
+# speedscope's time order: each thread shows a stack through every pause it sat in
+if command -v node >/dev/null 2>&1; then
+	"$top_builddir/tools/nettrace-flame" --format speedscope -o "$T/s.json" "$F"
+	awk '$1 == "sat" { print $2, $3, $4 }' "$T/oracle" >"$T/sat"
+	node -e '
+const fs = require("fs"), j = JSON.parse(fs.readFileSync(process.argv[1]));
+const sat = {};
+for (const l of fs.readFileSync(process.argv[2], "utf8").split("\n")) {
+	const f = l.split(" "); if (f.length < 3) continue;
+	(sat[f[0]] = sat[f[0]] || []).push([+f[1], +f[2]]);
+}
+let want = 0, got = 0;
+for (const p of j.profiles) {
+	const m = /\((\d+)\)$/.exec(p.name); if (!m || !sat[m[1]]) continue;
+	let t = 0; const busy = [];
+	p.samples.forEach((s, i) => { if (s.length) busy.push([t, t + p.weights[i]]); t += p.weights[i]; });
+	for (const [a, b] of sat[m[1]]) {
+		want += b - a;
+		for (const [x, y] of busy) { const lo = Math.max(a, x), hi = Math.min(b, y); if (hi > lo) got += hi - lo; }
+	}
+}
+console.log(want.toFixed(0), got.toFixed(0));' "$T/s.json" "$T/sat" >"$T/sscov"
+	read -r want got <"$T/sscov"
+	if awk -v a="$got" -v b="$want" 'BEGIN { exit !(b > 0 && a >= 0.999 * b && a <= b * 1.000001) }'; then
+		pass "speedscope: the threads' timelines cover the GC pauses they sat in ($got of $want ns)"
+	else
+		fail "speedscope: the threads' timelines cover the GC pauses they sat in ($got of $want ns)"
+	fi
+else
+	skip "speedscope: node missing"
 fi
 done_testing

@@ -4,10 +4,11 @@
 # "Time Order" view plays it (speedscope-check.js --replay: each sample starts where the
 # weights before it end), reproduces the sample sequence of the trace: per thread, the runs
 # of consecutive samples with one stack, their weights and their times equal those of the
-# SQL store's sample_stacks view (nettrace-sql --raw, another path through the library:
-# the store writes one row per sample as it is read): each run starts at its first sample's
-# time and weighs its samples, a sample lasting its weight or until the thread's next
-# sample if that comes first; every thread profile spans the session (startValue 0,
+# SQL store's sample_stacks view and charges table (nettrace-sql --raw, another path
+# through the library: the store writes one row per sample as it is read, and one per GC
+# pause charged to a thread without a sample): each run starts at its first sample's time
+# and weighs its samples, a sample lasting its weight or until the thread's next sample if
+# that comes first; every thread profile spans the session (startValue 0,
 # endValue its end). Needs node (skipped without it).
 . "$top_srcdir/tests/e2e/lib.sh"
 FLAME=$top_builddir/tools/nettrace-flame
@@ -52,8 +53,17 @@ for tr in $TRACE_FILES "$T/syn6.nettrace"; do
 		diag "$(grep '^FAIL' "$T/chk" | head -5)"
 		continue
 	fi
-	"$SQL" --raw -q "SELECT t.tid, s.ts_ns, s.weight_ns, s.stack FROM sample_stacks s
-		JOIN threads t ON t.id = s.thread_id ORDER BY t.tid, s.ts_ns, s.id" "$tr" >"$T/sql" 2>"$T/sqlerr"
+	# the samples, and the time charged without a sample (GC pauses a thread sat in, at
+	# its last stack) where it happened
+	"$SQL" --raw -q "SELECT tid, ts_ns, weight_ns, stack FROM (
+		SELECT t.tid AS tid, s.ts_ns AS ts_ns, s.weight_ns AS weight_ns, s.stack AS stack,
+		       0 AS k, s.id AS id FROM sample_stacks s JOIN threads t ON t.id = s.thread_id
+		UNION ALL
+		SELECT t.tid, c.ts_ns, c.weight_ns, COALESCE(cs.stack, '[empty stack]'), 1, c.id
+		FROM charges c JOIN sample_groups g ON g.id = c.group_id
+		JOIN threads t ON t.id = g.thread_id
+		LEFT JOIN callsite_stacks cs ON cs.callsite_id = g.callsite_id)
+		ORDER BY tid, ts_ns, k, id" "$tr" >"$T/sql" 2>"$T/sqlerr"
 	if [ ! -s "$T/sql" ]; then
 		is "$(grep -c '^REPLAY' "$T/chk")" 0 "$name: no samples, no replayed sample"
 		continue
