@@ -352,6 +352,26 @@ static int write_timelines(ss_ctx *c, nt_out *o, nt_profile *prof, const nt_seqe
 			send[sess] = t + w;
 	}
 	qsort(ev, nev, sizeof *ev, cmp_ev);
+	/* Samples of one thread with one time are rounds it answered late: a thread that waits
+	 * for a CPU misses rounds, and the sampler gives the ones it missed the time of the
+	 * round it answered. They happened one interval apart before it, so they are laid out
+	 * back from that time (never before the thread's previous sample), not all at it. */
+	if (unit != NT_UNIT_SAMPLES) {
+		for (size_t i = 0; i < nev;) {
+			size_t j = i + 1;
+			while (j < nev && ev[j].prof == ev[i].prof && ev[j].t == ev[i].t)
+				j++;
+			if (j - i > 1) {
+				double floor = i > 0 && ev[i - 1].prof == ev[i].prof ? ev[i - 1].t : 0;
+				double at = ev[j - 1].t;
+				for (size_t k = j - 1; k-- > i;) {
+					at -= ev[k].w;
+					ev[k].t = at > floor ? at : floor;
+				}
+			}
+			i = j;
+		}
+	}
 	/* a thread whose samples overlap (a weight longer than the gap to the next) ends
 	 * after its last sample: its session's axis grows to hold it */
 	for (int pass = 0; pass < 2; pass++) {
