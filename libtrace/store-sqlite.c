@@ -1525,25 +1525,19 @@ int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
 		return rc;
 	/* Rows of groups the category filter left out (no sample_groups row): one pass. In
 	 * the compat modes a group may also hold intervals but be left out for having none. */
-	if (c.rows != st->rows_hooked) {
+	static const char *const hooked_tables[] = {"sample_rows", "charges"};
+	for (int i = 0; i < 2; i++) {
+		if (i == 0 ? c.rows == st->rows_hooked : !st->charges_hooked)
+			continue;
 		char sql[160];
 		snprintf(sql, sizeof sql,
-			 "DELETE FROM sample_rows WHERE group_id > %" PRId64
+			 "DELETE FROM %s WHERE group_id > %" PRId64
 			 " AND group_id NOT IN (SELECT id FROM sample_groups)",
-			 st->group_base);
-		if ((rc = exec(st, sql, err)) != 0)
-			return rc;
-		st->stats.samples -= st->rows_hooked - c.rows;
-	}
-	if (st->charges_hooked) {
-		char sql[160];
-		snprintf(sql, sizeof sql,
-			 "DELETE FROM charges WHERE group_id > %" PRId64
-			 " AND group_id NOT IN (SELECT id FROM sample_groups)",
-			 st->group_base);
+			 hooked_tables[i], st->group_base);
 		if ((rc = exec(st, sql, err)) != 0)
 			return rc;
 	}
+	st->stats.samples -= st->rows_hooked - c.rows;
 	st->session_base += (int64_t)ns;
 	st->group_base = st->group_max;
 	st->stats.sessions += ns;

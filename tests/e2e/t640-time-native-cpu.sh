@@ -120,29 +120,26 @@ if [ -x "$SQL" ] && command -v sqlite3 >/dev/null 2>&1; then
 else
 	skip "SQL category_time: nettrace-sql or sqlite3 missing"
 fi
-if command -v jq >/dev/null 2>&1; then
-	"$FLAME" --format speedscope --category cpu -o "$T/ss.json" "$F" 2>/dev/null
-	jq -r '.profiles[] | select(.name | startswith("spin-")) | "\(.name) \([[.samples, .weights] | transpose[] | select(.[0] | length > 0) | .[1]] | add)"' "$T/ss.json" |
-		sed 's/^[^(]*(\([0-9]*\)) /\1 /' | awk '{ printf "%s %.0f\n", $1, $2 }' | sort >"$T/sscpu"
-	# speedscope lays each thread's samples on the recording's time axis, a sample lasting
-	# until the thread's next one (nettrace-flame(1)): its cpu is fold's or up to 2% less
-	if awk 'NR == FNR { a[$1] = $2; next } !($1 in a) { next } { if ($2 > a[$1] + 1000 || $2 < 0.98 * a[$1]) bad++; n++ }
-		END { exit !(n == 3 && !bad) }' "$T/sscpu" "$T/cpu"; then
-		pass "speedscope: profiles 'spin-K (TID)' with the cpu per thread of fold (time axis: up to 2% less)"
+# ss_check CATEGORY WANT MESSAGE: each spinner's time of CATEGORY in speedscope's
+# time-ordered export is WANT's (fold's) or up to 2% less
+ss_check() {
+	"$FLAME" --format speedscope --category "$1" -o "$T/ss-$1.json" "$F" 2>/dev/null
+	jq -r '.profiles[] | select(.name | startswith("spin-")) | "\(.name) \([[.samples, .weights] | transpose[] | select(.[0] | length > 0) | .[1]] | add)"' "$T/ss-$1.json" |
+		sed 's/^[^(]*(\([0-9]*\)) /\1 /' | awk '{ printf "%s %.0f\n", $1, $2 }' | sort >"$T/ss-$1"
+	if awk 'NR == FNR { a[$1] = $2; next } !($1 in a) { next } { if (a[$1] > $2 + 1000 || a[$1] < 0.98 * $2) bad++; n++ }
+		END { exit !(n == 3 && !bad) }' "$T/ss-$1" "$2"; then
+		pass "$3"
 	else
-		fail "speedscope: profiles 'spin-K (TID)' with the same cpu per thread"; diag "$(cat "$T/sscpu")"
+		fail "$3"; diag "$(paste "$T/ss-$1" "$2")"
 	fi
+}
+if command -v jq >/dev/null 2>&1; then
+	# speedscope lays each thread's samples on the recording's time axis, a sample lasting
+	# until the thread's next one (nettrace-flame(1))
+	ss_check cpu "$T/cpu" "speedscope: profiles 'spin-K (TID)' with the cpu per thread of fold (up to 2% less)"
 	# the rounds a waiting thread answered late share the time of the one it answered:
 	# laid out back from it, so its ready time is on the axis too
-	"$FLAME" --format speedscope --category ready -o "$T/ssr.json" "$F" 2>/dev/null
-	jq -r '.profiles[] | select(.name | startswith("spin-")) | "\(.name) \([[.samples, .weights] | transpose[] | select(.[0] | length > 0) | .[1]] | add)"' "$T/ssr.json" |
-		sed 's/^[^(]*(\([0-9]*\)) /\1 /' | awk '{ printf "%s %.0f\n", $1, $2 }' | sort >"$T/ssready"
-	if awk 'NR == FNR { a[$1] = $2; next } !($1 in a) { next } { if ($2 > a[$1] + 1000 || $2 < 0.98 * a[$1]) bad++; n++ }
-		END { exit !(n == 3 && !bad) }' "$T/ssready" "$T/ready"; then
-		pass "speedscope: each spinner's ready time is fold's (up to 2% less)"
-	else
-		fail "speedscope: each spinner's ready time is fold's"; diag "$(paste "$T/ssready" "$T/ready")"
-	fi
+	ss_check ready "$T/ready" "speedscope: each spinner's ready time is fold's (up to 2% less)"
 else
 	skip "speedscope: jq missing"
 fi
