@@ -772,6 +772,11 @@ static int v6_fields(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_
 static int v6_type(wbuf *b, const nt_field *f, unsigned depth, nt_error *err)
 {
 	uint32_t t = f->type;
+	/* a Universal provider's string (a uint16 length and UTF-8 bytes) is declared as
+	 * UTF8CHAR, as its writers do; the reader takes it back as such for those providers
+	 * (metadata.c), so a payload copied from a trace keeps its meaning */
+	if (t == NT_TYPE_UTF8_STRING16 && depth == 0)
+		return wb_u8(b, NT_TYPE_UTF8CHAR) ? wr_oom(err) : 0;
 	if (!v6_type_ok(t))
 		return bad_type(err, f, t, "6");
 	int bad = wb_u8(b, (uint8_t)t);

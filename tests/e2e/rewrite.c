@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 		d.stack_depth = e->stack_depth;
 		d.payload = e->payload;
 		d.payload_len = e->payload_len;
+		d.process_id = e->process_id;
 		if (nt_writer_write_event(w, &d, &err)) {
 			code = err.code == NT_EIO ? 3 : 4;
 			what = "write an event";

@@ -65,27 +65,27 @@ our_stacked() {
 		!drop'
 }
 
-# Every trace: "LABEL|FILE|TRUNCATED" lines; the rewrites are $T/N.v5, $T/N.v6.
+# Every trace: "LABEL|FILE|TRUNCATED|FORMATS" lines; the rewrites are $T/N.v5, $T/N.v6.
 : >"$T/list"
 cd "$TRACES" || exit 1
 for f in $TRACE_FILES dotnet10/*.nettrace; do
 	[ -f "$f" ] || continue
+	vers="5 6"
 	case $f in *collect-linux*)
-		# machine-wide Universal events: V5 has no varints, and the writer cannot yet
-		# write their uint16-length strings back (type 23 read as UTF8_STRING16)
-		skip "$f: rewritten as V5 and V6" "the writer does not write Universal events' strings back yet"
-		continue ;;
+		# machine-wide Universal events: their fields are varints, which V5 has not
+		vers=6
+		skip "$f: rewritten as V5" "V5 has no varint fields (Universal events)" ;;
 	esac
 	cut=0
 	[ "$f" = "$TRUNCATED" ] && cut=1
-	echo "$f|$TRACES/$f|$cut" >>"$T/list"
+	echo "$f|$TRACES/$f|$cut|$vers" >>"$T/list"
 done
 cd "$T" || exit 1
 
 # a fresh .NET 10 recording (newer event versions than data/traces holds)
 dotnet_workloads
 if dotnet_record gc "$T/gc.nettrace"; then
-	echo ".NET 10 gc|$T/gc.nettrace|0" >>"$T/list"
+	echo ".NET 10 gc|$T/gc.nettrace|0|5 6" >>"$T/list"
 else
 	fail "nt-workloads gc ran under a file session"; diag "$(cat "$T/gc.nettrace.err")"
 fi
@@ -94,7 +94,7 @@ fi
 . "$top_srcdir/tests/e2e/lib-record.sh"
 run "$RECORD" -q -F 500 -o "$T/rec.nettrace" -- "$WORK" split 0.3
 if [ "$rc" -eq 0 ]; then
-	echo "nettrace-record|$T/rec.nettrace|0" >>"$T/list"
+	echo "nettrace-record|$T/rec.nettrace|0|5 6" >>"$T/list"
 else
 	fail "nettrace-record recorded nts-work"; diag "$(cat "$T/err")"
 fi
@@ -103,12 +103,12 @@ fi
 # per file would cost more than the reading).
 n=0
 : >"$T/batch"
-while IFS='|' read -r l f cut; do
+while IFS='|' read -r l f cut vers; do
 	n=$((n + 1))
 	echo "full $f $T/$n.o.full" >>"$T/batch"
 	echo "stacks $f $T/$n.o.stacks" >>"$T/batch"
 	[ "$cut" = 0 ] && echo "threadtime $f $T/$n.o.tt" >>"$T/batch"
-	for v in 5 6; do
+	for v in $vers; do
 		rw=$T/$n.v$v
 		if "$REWRITE" -f "$v" "$f" "$rw" 2>"$rw.err"; then
 			"$INFO" --events "$rw" >"$rw.ours" 2>/dev/null
@@ -125,7 +125,7 @@ echo "threadtime $T/rec.nettrace $T/rec.tt" >>"$T/batch"
 "$NT_ORACLE" batch <"$T/batch" 2>"$T/batch.err"
 
 n=0
-while IFS='|' read -r l f cut; do
+while IFS='|' read -r l f cut vers; do
 	n=$((n + 1))
 	o=$T/$n.o
 	if [ -f "$o.full.err" ] && [ "$cut" = 0 ]; then
@@ -135,7 +135,7 @@ while IFS='|' read -r l f cut; do
 	sort "$o.full" >"$o.sorted"
 	sort "$o.stacks" >"$o.ssorted"
 	our_procs "$f" >"$o.procs"
-	for v in 5 6; do
+	for v in $vers; do
 		r=$T/$n.v$v
 		if [ -s "$r.err" ] || [ ! -f "$r" ]; then
 			fail "$l: rewritten as V$v"; diag "$(cat "$r.err")"
