@@ -38,7 +38,7 @@ static inline int nt_mul_size(size_t a, size_t b, size_t *out)
 int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
 
 /* Hash map from 64-bit ids found in files (capture thread ids, V6 thread indexes,
- * metadata ids) to array indexes (error.c). Lookups must stay O(1): with a linear scan, a
+ * metadata ids) to array indexes (hash.c). Lookups must stay O(1): with a linear scan, a
  * file holding n distinct ids costs O(n^2) (a 1 MB file could take minutes). */
 typedef struct nt_idmap {
 	uint64_t *keys;

@@ -21,7 +21,7 @@
  * Limitation (inherent in the API, documented in nettrace.h terms): events are sorted
  * across capture threads only among those queued together. An event older than something
  * already flushed is still written, after it; readers then deliver it late.
- * Not here: reading (reader.c), sinks (sink.c), UTF conversion (error.c). */
+ * Not here: reading (reader.c), sinks (sink.c), UTF conversion (utf16.c). */
 #include "internal.h"
 
 #include <errno.h>

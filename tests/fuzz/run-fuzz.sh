@@ -148,7 +148,8 @@ run_target() {
 	prepare "$w" || { echo "not ok $n - fuzz-$t: cannot create $w"; return 1; }
 	case $t in
 	reader)
-		srcs="$lib/error.c $lib/sink.c $lib/input.c $lib/reader.c $lib/metadata.c"
+		srcs="$lib/error.c $lib/hash.c $lib/utf16.c $lib/systime.c $lib/sink.c $lib/input.c"
+		srcs="$srcs $lib/reader.c $lib/metadata.c"
 		srcs="$srcs $lib/payload.c $lib/json.c"
 		libs="-lz -lm"
 		dict=$here/nettrace.dict

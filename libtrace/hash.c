@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* hash.c - the library's hash map from 64-bit ids to array indexes (nt_idmap,
+ * internal.h), open addressing with linear probing. */
+#include "internal.h"
+
+/* splitmix64 finaliser: ids in files are often small and sequential, or adversarial. */
+static size_t idmap_hash(uint64_t k, size_t mask)
+{
+	k ^= k >> 30;
+	k *= 0xbf58476d1ce4e5b9ull;
+	k ^= k >> 27;
+	k *= 0x94d049bb133111ebull;
+	k ^= k >> 31;
+	return (size_t)k & mask;
+}
+
+static int idmap_rehash(nt_idmap *m, size_t ncap)
+{
+	uint64_t *keys = calloc(ncap, sizeof *keys);
+	uint32_t *vals = calloc(ncap, sizeof *vals);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->vals[i])
+			continue;
+		size_t h = idmap_hash(m->keys[i], ncap - 1);
+		while (vals[h])
+			h = (h + 1) & (ncap - 1);
+		keys[h] = m->keys[i];
+		vals[h] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = ncap;
+	return 0;
+}
+
+int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index)
+{
+	if (index >= UINT32_MAX)
+		return -1;
+	/* keep the load factor <= 1/2 so probe sequences stay short */
+	if ((m->n + 1) * 2 > m->cap) {
+		if (m->cap > SIZE_MAX / 4 || idmap_rehash(m, m->cap ? m->cap * 2 : 16))
+			return -1;
+	}
+	size_t h = idmap_hash(key, m->cap - 1);
+	while (m->vals[h] && m->keys[h] != key)
+		h = (h + 1) & (m->cap - 1);
+	if (!m->vals[h])
+		m->n++;
+	m->keys[h] = key;
+	m->vals[h] = (uint32_t)index + 1;
+	return 0;
+}
+
+int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index)
+{
+	if (!m->cap)
+		return 0;
+	size_t h = idmap_hash(key, m->cap - 1);
+	while (m->vals[h]) {
+		if (m->keys[h] == key) {
+			*index = m->vals[h] - 1;
+			return 1;
+		}
+		h = (h + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+void nt_idmap_free(nt_idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->n = 0;
+}
