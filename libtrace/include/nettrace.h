@@ -848,7 +848,7 @@ NT_API size_t nt_select_strip_signature(const char *frame);
 NT_API void nt_select_free(nt_select *s);
 
 /* ---------------------------------------------------------------------------------------
- * Folded stacks (fold.c)
+ * Folded stacks (fold.c); unit and range parsers (profile-opts.c)
  * ------------------------------------------------------------------------------------- */
 
 enum nt_unit { NT_UNIT_SAMPLES = 0, NT_UNIT_NS, NT_UNIT_US, NT_UNIT_MS };
