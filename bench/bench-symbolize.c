@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bench-symbolize.c - symbolizes addresses of one ELF file with libnettrace's native
- * resolver (nt_native_*, sym-dwarf.c) and prints them as llvm-symbolizer does, so
+ * resolver (nt_native_*, sym-native.c) and prints them as llvm-symbolizer does, so
  * bench/bench-symbolize.sh can time it against eu-addr2line and llvm-symbolizer on the same
  * address list and check that the answers are identical; tests/unit/test-dwarf.c uses it
  * the same way.

@@ -69,7 +69,7 @@ mkdir -p "$BUILD" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 # libtrace into one static archive, optimised (the project's own build may use sanitizers),
-# as bench/run.sh does; the driver needs only what sym-dwarf.c uses.
+# as bench/run.sh does; the driver needs only what sym-native.c uses.
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/symbolize/build"
 printf '#define _GNU_SOURCE 1\n#define HAVE_LIBDWARF_LIBDWARF_H 1\n' >"$BUILD/config.h"
 if [ -f "$TOP/data/rules/default.rules" ]; then

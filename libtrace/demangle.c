@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* demangle.c - C++ and Rust symbol names as people read them ("_ZNK6MatrixlsEi" ->
  * "Matrix::operator<<(int) const", "_RNvCs1234_7mycrate3foo" -> "mycrate::foo"), for the
- * native frames of sym-dwarf.c. The demangler is libiberty's cplus_demangle, the one
+ * native frames of sym-native.c. The demangler is libiberty's cplus_demangle, the one
  * binutils' c++filt, addr2line -C and GDB use: it follows the Itanium C++ ABI and both
  * Rust manglings (legacy, whose trailing hash it drops, and v0), and it is written in C,
  * so the library needs no C++ runtime (__cxa_demangle would, and knows C++ only). Only

@@ -116,7 +116,7 @@ typedef struct psession {
 	nt_session_info info;
 	char *name;
 	nt_symtab *sym;
-	nt_native *native;   /* native symbols from ModuleMap events (sym-dwarf.c) */
+	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */

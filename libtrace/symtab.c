@@ -7,7 +7,7 @@
  * event order, then rundown ones; for one start address the first definition wins.
  * Overlapping ranges (re-JIT, reused code heap) are handled by remembering, for each
  * sorted position, the largest end address so far, so a lookup walks back only while an
- * earlier range can still cover the IP. Not here: native symbols (sym-dwarf.c). */
+ * earlier range can still cover the IP. Not here: native symbols (sym-native.c). */
 #include "internal.h"
 
 #include <inttypes.h>

@@ -5,7 +5,7 @@
  * (ProcessMapping, with the ELF build id of ProcessMappingMetadata), the symbol ranges of
  * ProcessSymbol, and the name of an address in a process: a ProcessSymbol range first
  * (JIT'd code, symbols the writer exported), else the mapped ELF file through the DWARF
- * resolver (sym-dwarf.c, build id checked). Payloads are read with nt_event_field();
+ * resolver (sym-native.c, build id checked). Payloads are read with nt_event_field();
  * a malformed one is an error with the event's byte offset. Not here: turning cpu and
  * cswitch events into samples (profile.c). */
 #include "internal.h"

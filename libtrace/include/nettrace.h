@@ -1306,7 +1306,7 @@ NT_API int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_c
 				      nt_error *err);
 
 /* ---------------------------------------------------------------------------------------
- * Native symbols (sym-dwarf.c): IP -> "module!function" frames through the module map the
+ * Native symbols (sym-native.c): IP -> "module!function" frames through the module map the
  * sampler records (ModuleMap events, doc/format/sampler-events.md), with ELF symbols, the
  * DWARF inline chain (each inlined function is a frame of its own) and file:line.
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-dwarf.c - unit tests of native symbols (sym-dwarf.c) on a real binary:
+/* test-dwarf.c - unit tests of native symbols (sym-native.c) on a real binary:
  * tests/unit/test-dwarf-prog, built by make check with "-g -O2" from dwarf-prog.c,
  * dwarf-prog2.c and dwarf-prog.h (static inline functions nested four deep, inline code
  * from a header, two compile units).
