@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbuf.h - a little-endian byte buffer for building event payloads in tests (UTF-16z
  * strings, as V4/V5 payloads carry them). Header-only; shared by the unit tests and the
  * trace generators in tests/e2e. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tap.h - minimal TAP producer for the unit tests (header-only).
  * ok(cond, fmt...) prints "ok N - desc" or "not ok N - desc"; tap_done() prints the plan
  * and returns the exit status. */

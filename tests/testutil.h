@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testutil.h - helpers shared by unit tests: locating bundled data, reading files. */
 #ifndef NT_TESTUTIL_H
 #define NT_TESTUTIL_H

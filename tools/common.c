@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common.c - shared tool plumbing: --help from the option table, error printing,
  * exit codes, the progress line of long reads, and the final stdout check (as perf's
  * run_builtin does). */

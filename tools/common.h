@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common.h - what every nettrace-* tool shares: option table -> --help, error printing
  * with "prog: file: at byte N (0xN): message", return code -> exit code, stdout check.
  * Tools only call functions declared in nettrace.h and here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nettrace-flame.c - flame graphs and profile exports: an interactive SVG flame graph (plain,
  * icicle or differential), speedscope JSON, gzip'd pprof or callgrind, from nettrace files or
  * folded stacks (detected by content, or --folded). A thin command over nt_profile,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nettrace-fold.c - folded stacks ("root;...;leaf WEIGHT") from nettrace files, for
  * flamegraph.pl, inferno and speedscope. A thin command over nt_profile + nt_fold_write. */
 #include "common.h"
