@@ -68,17 +68,9 @@ typedef struct cg_ctx {
 	nt_error *err;
 } cg_ctx;
 
-static uint64_t mix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
-
 static uint64_t entry_hash(uint32_t func, uint32_t file, uint32_t line, uint32_t to)
 {
-	return mix64(((uint64_t)func << 32 | file) ^ mix64((uint64_t)line << 32 | to));
+	return nt_mix64(((uint64_t)func << 32 | file) ^ nt_mix64((uint64_t)line << 32 | to));
 }
 
 /* Rebuilds an open-addressing table of indexes + 1 for n + 1 entries, at most half full. */

@@ -47,13 +47,7 @@ struct nt_ftree {
 
 static uint64_t pair_hash(uint32_t parent, uint32_t name)
 {
-	uint64_t k = ((uint64_t)parent << 32) | name;
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
+	return nt_mix64(((uint64_t)parent << 32) | name);
 }
 
 nt_ftree *nt_ftree_new(void)

@@ -441,26 +441,6 @@ int nt_stacks_foreach(nt_stacks *s, nt_xstack_fn fn, void *ctx, nt_error *err)
 
 /* ------------------------------------------------------------------ shared prefixes */
 
-uint64_t nt_hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
-	const unsigned char *p = (const unsigned char *)s;
-	while (n >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-		p += 8;
-		n -= 8;
-	}
-	uint64_t w = 0;
-	for (size_t i = 0; i < n; i++)
-		w |= (uint64_t)p[i] << (8 * i);
-	h = (h ^ w) * 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return h;
-}
-
 /* Length of the common prefix of a[0..n) and b[0..n). */
 static size_t common_prefix(const char *a, const char *b, size_t n)
 {

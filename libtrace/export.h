@@ -66,9 +66,6 @@ size_t nt_xprev_shared(nt_xprev *pv, const nt_xstack *st);
 void nt_xprev_reset(nt_xprev *pv);
 void nt_xprev_free(nt_xprev *pv);
 
-/* 64-bit hash of bytes, 8 at a time (frame names are often long signatures). */
-uint64_t nt_hash_bytes(const char *s, size_t n);
-
 /* enum nt_unit of nt_xstack.value. */
 int nt_stacks_unit(const nt_stacks *s);
 /* The source's name: first session's file (profile) or the folded input's name. */

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* hash.c - the library's hash map from 64-bit ids to array indexes (nt_idmap,
- * internal.h), open addressing with linear probing. */
+/* hash.c - the library's hashing (internal.h): the hash map from 64-bit ids to array
+ * indexes (nt_idmap, open addressing with linear probing) and nt_hash_bytes; nt_mix64 and
+ * nt_fnv1a are inline in internal.h. */
 #include "internal.h"
 
-/* splitmix64 finaliser: ids in files are often small and sequential, or adversarial. */
 static size_t idmap_hash(uint64_t k, size_t mask)
 {
-	k ^= k >> 30;
-	k *= 0xbf58476d1ce4e5b9ull;
-	k ^= k >> 27;
-	k *= 0x94d049bb133111ebull;
-	k ^= k >> 31;
-	return (size_t)k & mask;
+	return (size_t)nt_mix64(k) & mask;
 }
 
 static int idmap_rehash(nt_idmap *m, size_t ncap)
@@ -81,4 +76,25 @@ void nt_idmap_free(nt_idmap *m)
 	m->keys = NULL;
 	m->vals = NULL;
 	m->cap = m->n = 0;
+}
+
+/* 8 bytes at a time, then the tail; the multipliers are splitmix64's. */
+uint64_t nt_hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+	const unsigned char *p = (const unsigned char *)s;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+		p += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)p[i] << (8 * i);
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return h;
 }

@@ -37,6 +37,31 @@ static inline int nt_mul_size(size_t a, size_t b, size_t *out)
  * Returns 0 or -1 on overflow/out of memory (then *pp is unchanged). */
 int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
 
+/* The library's hashing (hash.c), one of each: nt_mix64 spreads a 64-bit key (the
+ * splitmix64 finaliser: ids in files are often small, sequential or adversarial);
+ * nt_fnv1a is 64-bit FNV-1a over bytes, from h (NT_FNV1A_BASIS to start), for short
+ * texts and keys built piece by piece; nt_hash_bytes hashes a long text 8 bytes at a time
+ * (frame names are often long signatures). Hash values only place keys in tables: no
+ * output depends on them. */
+static inline uint64_t nt_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+#define NT_FNV1A_BASIS 0xcbf29ce484222325ull
+static inline uint64_t nt_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+uint64_t nt_hash_bytes(const char *s, size_t n);
+
 /* Hash map from 64-bit ids found in files (capture thread ids, V6 thread indexes,
  * metadata ids) to array indexes (hash.c). Lookups must stay O(1): with a linear scan, a
  * file holding n distinct ids costs O(n^2) (a 1 MB file could take minutes). */

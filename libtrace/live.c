@@ -368,9 +368,7 @@ static int stack_names(nt_live *lv, uint32_t si, const char ***names, nt_error *
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	uint64_t h = nt_fnv1a(NT_FNV1A_BASIS, s, strlen(s));
 	return h ? h : 1;
 }
 

@@ -260,10 +260,7 @@ struct nt_selcache {
 
 static uint64_t hash_str(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return nt_fnv1a(NT_FNV1A_BASIS, s, n);
 }
 
 /* The interned copy of s[0..n). */

@@ -182,13 +182,7 @@ typedef struct kmap {
 
 static uint64_t khash(const void *k, size_t n)
 {
-	const uint8_t *p = k;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
+	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, k, n));
 }
 
 static void kmap_free(kmap *m)

@@ -42,11 +42,7 @@ static void *arena_alloc(nt_native *nn, size_t size)
 
 static uint64_t str_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3ull;
-	}
+	uint64_t h = nt_fnv1a(NT_FNV1A_BASIS, s, len);
 	return h ^ (h >> 29);
 }
 

@@ -74,27 +74,14 @@ static char *pool_dup(pchunk **head, const char *s, size_t n)
 	return d;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t hash_text(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return mix64(h);
+	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, s, n));
 }
 
 static uint64_t hash_edge(uint32_t parent, uint32_t name)
 {
-	return mix64(((uint64_t)parent << 32) ^ name ^ 0x9e3779b97f4a7c15ull);
+	return nt_mix64(((uint64_t)parent << 32) ^ name ^ 0x9e3779b97f4a7c15ull);
 }
 
 /* ------------------------------------------------------------------ names */

@@ -115,10 +115,7 @@ struct nt_butterfly {
 
 static uint64_t hash_name(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return nt_fnv1a(NT_FNV1A_BASIS, s, n);
 }
 
 static bent *side_get(nt_butterfly *b, bside *sd, const char *name)

@@ -151,25 +151,9 @@ static void wb_free(wbuf *b)
  * Open addressing, power-of-two sizes, load factor <= 1/2.
  * ------------------------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64 finaliser: thread ids are small and clustered, spread them out */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static uint64_t hash_bytes(const uint8_t *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return mix64(h ^ n);
+	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, p, n) ^ n);
 }
 
 typedef struct u64map {
@@ -184,7 +168,7 @@ static int u64map_get(const u64map *m, uint64_t key, uint32_t *val)
 	if (!m->cap)
 		return 0;
 	size_t mask = m->cap - 1;
-	for (size_t i = (size_t)mix64(key) & mask;; i = (i + 1) & mask) {
+	for (size_t i = (size_t)nt_mix64(key) & mask;; i = (i + 1) & mask) {
 		if (!m->vals[i])
 			return 0;
 		if (m->keys[i] == key) {
@@ -198,7 +182,7 @@ static void u64map_insert_raw(uint64_t *keys, uint32_t *vals, size_t cap, uint64
 			      uint32_t stored)
 {
 	size_t mask = cap - 1;
-	size_t i = (size_t)mix64(key) & mask;
+	size_t i = (size_t)nt_mix64(key) & mask;
 	while (vals[i])
 		i = (i + 1) & mask;
 	keys[i] = key;
