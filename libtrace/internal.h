@@ -86,6 +86,30 @@ size_t nt_utf8_seq(const unsigned char *s, size_t n);
 typedef void (*nt_put_fn)(void *ctx, const char *s, size_t n);
 void nt_json_escape(const char *s, size_t n, nt_put_fn put, void *ctx);
 
+/* Buffered output through a sink (out.c); the first failure sticks in rc and later writes are
+ * dropped, so callers check rc once at the end (after nt_out_flush). */
+typedef struct nt_out {
+	const nt_sink *sink;
+	char *buf;
+	size_t len, cap;
+	int rc;               /* 0, NT_ENOMEM, or the sink's error */
+} nt_out;
+
+void nt_out_init(nt_out *o, const nt_sink *sink);
+/* Flushes what is buffered; returns o->rc. */
+int nt_out_flush(nt_out *o);
+/* Flushes and frees the buffer; returns o->rc. */
+int nt_out_end(nt_out *o);
+void nt_out_put(nt_out *o, const char *s, size_t n);
+void nt_out_str(nt_out *o, const char *s);
+void nt_out_printf(nt_out *o, const char *fmt, ...) NT_PRINTF(2, 3);
+/* Text as XML character data or attribute value: & < > " ' escaped, control characters
+ * other than tab become '?', and invalid UTF-8 becomes U+FFFD, so no frame name can end
+ * the element, open a tag or make the document ill-formed. */
+void nt_out_xml(nt_out *o, const char *s, size_t n);
+/* Text inside a JSON string (without the quotes), escaped by nt_json_escape (json.c). */
+void nt_out_json(nt_out *o, const char *s, size_t n);
+
 /* Universal.System / Universal.Events (universal.c, doc/format/universal-events.md). */
 enum { NT_UNIV_SYSTEM = 1, NT_UNIV_CPU, NT_UNIV_CSWITCH, NT_UNIV_OTHER };
 /* Which Universal event m describes (NT_UNIV_*), 0 for any other provider. */

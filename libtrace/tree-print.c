@@ -11,97 +11,47 @@
 
 /* ------------------------------------------------------------------ text output */
 
-/* Output buffer: text accumulates here and goes to the sink in large writes. */
-typedef struct tout {
-	const nt_sink *sink;
-	char *buf;
-	size_t len, cap;
-	int rc;               /* first failure: NT_ENOMEM or the sink's code */
-} tout;
+/* Text goes through nt_out (out.c): buffered, the first failure sticks. */
 
-#define TOUT_FLUSH_AT (256u * 1024u)
-
-static void out_flush(tout *o)
-{
-	if (o->rc == 0 && o->len) {
-		int rc = o->sink->write(o->sink->ctx, o->buf, o->len);
-		if (rc)
-			o->rc = rc < 0 ? rc : NT_EIO;
-	}
-	o->len = 0;
-}
-
-static void out_raw(tout *o, const char *s, size_t n)
-{
-	if (o->rc)
-		return;
-	if (n > SIZE_MAX - o->len || nt_grow((void **)&o->buf, &o->cap, o->len + n, 1)) {
-		o->rc = NT_ENOMEM;
-		return;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-	if (o->len >= TOUT_FLUSH_AT)
-		out_flush(o);
-}
-
-static void out_str(tout *o, const char *s)
-{
-	out_raw(o, s, strlen(s));
-}
-
-static void out_fmt(tout *o, const char *fmt, ...) NT_PRINTF(2, 3);
-static void out_fmt(tout *o, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (k < 0)
-		return;
-	out_raw(o, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
-static void out_spaces(tout *o, size_t n)
+static void out_spaces(nt_out *o, size_t n)
 {
 	static const char sp[] = "                                ";
 	while (n) {
 		size_t k = n < sizeof sp - 1 ? n : sizeof sp - 1;
-		out_raw(o, sp, k);
+		nt_out_put(o, sp, k);
 		n -= k;
 	}
 }
 
 /* A name on one line: control characters (a newline in a native symbol, say) print as
  * '?' so that every row stays one line. */
-static void out_name_n(tout *o, const char *s, size_t n)
+static void out_name_n(nt_out *o, const char *s, size_t n)
 {
 	const char *run = s, *e = s + n;
 	for (; s < e; s++) {
 		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-			out_raw(o, run, (size_t)(s - run));
-			out_raw(o, "?", 1);
+			nt_out_put(o, run, (size_t)(s - run));
+			nt_out_put(o, "?", 1);
 			run = s + 1;
 		}
 	}
-	out_raw(o, run, (size_t)(s - run));
+	nt_out_put(o, run, (size_t)(s - run));
 }
 
-static void out_name(tout *o, const char *s)
+static void out_name(nt_out *o, const char *s)
 {
 	out_name_n(o, s, strlen(s));
 }
 
 /* A row's name after `used` columns: cut in the middle to fit the width (if any). */
-static void out_row_name(tout *o, const nt_tree_print_opts *po, const char *s, size_t used)
+static void out_row_name(nt_out *o, const nt_tree_print_opts *po, const char *s, size_t used)
 {
 	size_t n = strlen(s), head, tail;
 	const char *mark;
 	if (po->width && nt_text_cut_middle(s, n, po->width > used ? po->width - used : 1,
 					    po->ascii, &head, &tail, &mark)) {
 		out_name_n(o, s, head);
-		out_str(o, mark);
+		nt_out_str(o, mark);
 		out_name_n(o, s + tail, n - tail);
 		return;
 	}
@@ -184,17 +134,17 @@ static size_t cat_width(int cat)
 	return w < 7 ? 7 : w;
 }
 
-static void out_cat_titles(tout *o, const tcols *c)
+static void out_cat_titles(nt_out *o, const tcols *c)
 {
 	for (int i = 0; i < c->ncats; i++) {
 		char tmp[32];
 		snprintf(tmp, sizeof tmp, "%s%%", cat_name(c->cats[i]));
 		out_spaces(o, 2 + cat_width(c->cats[i]) - strlen(tmp));
-		out_str(o, tmp);
+		nt_out_str(o, tmp);
 	}
 }
 
-static void out_cat_values(tout *o, const tcols *c, const double *cat_ns,
+static void out_cat_values(nt_out *o, const tcols *c, const double *cat_ns,
 			   const uint64_t *cat_samples)
 {
 	for (int i = 0; i < c->ncats; i++) {
@@ -203,7 +153,7 @@ static void out_cat_values(tout *o, const tcols *c, const double *cat_ns,
 		snprintf(tmp, sizeof tmp, "%.1f%%", pct(c, metric_total(c, cat_ns[k], cat_samples[k])));
 		size_t w = cat_width(k);
 		out_spaces(o, 2 + (strlen(tmp) < w ? w - strlen(tmp) : 0));
-		out_str(o, tmp);
+		nt_out_str(o, tmp);
 	}
 }
 
@@ -211,7 +161,7 @@ static void out_cat_values(tout *o, const tcols *c, const double *cat_ns,
 
 /* One character per bucket, scaled to the row's fullest bucket: blank for no sample, then
  * eight levels, level = ceil(8 x samples / max), so any sample shows. */
-static void out_when(tout *o, const tcols *c, const uint64_t *row)
+static void out_when(nt_out *o, const tcols *c, const uint64_t *row)
 {
 	static const char ascii[] = ".:-=+*#@";
 	const nt_tree *t = c->t;
@@ -223,133 +173,133 @@ static void out_when(tout *o, const tcols *c, const uint64_t *row)
 			max = (double)row[i] / t->wn[i];
 	for (uint32_t i = 0; i < wb; i++) {
 		if (!row[i]) {
-			out_raw(o, " ", 1);
+			nt_out_put(o, " ", 1);
 			continue;
 		}
 		int lv = (int)ceil(8.0 * ((double)row[i] / t->wn[i]) / max - 1e-9); /* 1..8 */
 		lv = lv < 1 ? 1 : lv > 8 ? 8 : lv;
 		if (c->po->ascii) {
-			out_raw(o, ascii + lv - 1, 1);
+			nt_out_put(o, ascii + lv - 1, 1);
 		} else {
 			/* U+2581 LOWER ONE EIGHTH BLOCK .. U+2588 FULL BLOCK */
 			char u[3] = {(char)0xe2, (char)0x96, (char)(0x80 + lv)};
-			out_raw(o, u, 3);
+			nt_out_put(o, u, 3);
 		}
 	}
 }
 
 /* The column title: "when" padded (or cut) to the histogram's width. */
-static void out_when_title(tout *o, const tcols *c)
+static void out_when_title(nt_out *o, const tcols *c)
 {
 	uint32_t wb = c->t->wb;
-	out_str(o, "  ");
-	out_raw(o, "when", wb < 4 ? wb : 4);
+	nt_out_str(o, "  ");
+	nt_out_put(o, "when", wb < 4 ? wb : 4);
 	if (wb > 4)
 		out_spaces(o, wb - 4);
 }
 
-static void out_header(tout *o, const tcols *c)
+static void out_header(nt_out *o, const tcols *c)
 {
 	const nt_tree *t = c->t;
 	const nt_tree_print_opts *po = c->po;
 	const nt_tree_node *root = &t->nodes[0].pub;
 	char a[48], b[48];
-	out_fmt(o, "Sessions:  %zu\n", t->nsess);
+	nt_out_printf(o, "Sessions:  %zu\n", t->nsess);
 	for (size_t i = 0; i < t->nsess; i++) {
 		const tsession *s = &t->sess[i];
-		out_fmt(o, "  [%zu] ", i + 1);
+		nt_out_printf(o, "  [%zu] ", i + 1);
 		out_name(o, s->name);
 		if (s->has_samples) {
 			fmt_secs(a, sizeof a, s->first_s);
 			fmt_secs(b, sizeof b, s->last_s);
-			out_fmt(o, ": %" PRIu64 " sample%s, %s .. %s", s->samples,
+			nt_out_printf(o, ": %" PRIu64 " sample%s, %s .. %s", s->samples,
 				s->samples == 1 ? "" : "s", a, b);
 			if (s->weight_ns > 0) {
 				/* the weight of a sample: often not the declared interval (the
 				 * runtime sleeps that long after each round of samples) */
 				fmt_time(a, sizeof a, s->weight_ns, NT_TREE_UNIT_AUTO);
-				out_fmt(o, "; 1 sample = %s", a);
+				nt_out_printf(o, "; 1 sample = %s", a);
 				if (s->declared_ns) {
 					fmt_time(a, sizeof a, (double)s->declared_ns, NT_TREE_UNIT_AUTO);
-					out_fmt(o, " (declared %s)", a);
+					nt_out_printf(o, " (declared %s)", a);
 				}
 			}
-			out_str(o, "\n");
+			nt_out_str(o, "\n");
 			if (s->pauses) {
 				fmt_time(a, sizeof a, (double)s->pause_ns, NT_TREE_UNIT_AUTO);
 				fmt_time(b, sizeof b, s->gc_charged_ns, NT_TREE_UNIT_AUTO);
-				out_fmt(o, "      GC pauses: %" PRIu64 ", %s; as gc time of the threads "
+				nt_out_printf(o, "      GC pauses: %" PRIu64 ", %s; as gc time of the threads "
 					   "they stopped: %s\n", s->pauses, a, b);
 			}
 		} else {
-			out_str(o, ": no samples\n");
+			nt_out_str(o, ": no samples\n");
 		}
 	}
-	out_fmt(o, "Samples:   %" PRIu64 "\n", root->samples);
+	nt_out_printf(o, "Samples:   %" PRIu64 "\n", root->samples);
 	if (po->unit != NT_UNIT_SAMPLES) {
 		fmt_time(a, sizeof a, root->total_ns, NT_TREE_UNIT_AUTO);
-		out_fmt(o, "Time:      %s\n", a);
+		nt_out_printf(o, "Time:      %s\n", a);
 	}
 	if (po->selection && po->selection[0]) {
-		out_str(o, "Selected:  ");
+		nt_out_str(o, "Selected:  ");
 		out_name(o, po->selection);
-		out_str(o, "\n");
+		nt_out_str(o, "\n");
 	}
 	if (po->when) {
 		const nt_tree_when_info *w = &t->winfo;
-		out_str(o, "When:      |");
+		nt_out_str(o, "When:      |");
 		out_when(o, c, t->nwhen);
 		fmt_secs(a, sizeof a, (double)w->start_ns / 1e9);
 		fmt_secs(b, sizeof b, (double)w->end_ns / 1e9);
-		out_fmt(o, "|  %" PRIu64 " sample%s, %s .. %s, %" PRIu32 " buckets of ", w->samples,
+		nt_out_printf(o, "|  %" PRIu64 " sample%s, %s .. %s, %" PRIu32 " buckets of ", w->samples,
 			w->samples == 1 ? "" : "s", a, b, w->buckets);
 		fmt_time(a, sizeof a, (double)(w->end_ns - w->start_ns) / w->buckets,
 			 NT_TREE_UNIT_AUTO);
-		out_fmt(o, "%s, busiest %" PRIu64 "\n", a, w->peak);
+		nt_out_printf(o, "%s, busiest %" PRIu64 "\n", a, w->peak);
 	}
 	if (po->by_category && c->ncats) {
-		out_str(o, "Categories:");
+		nt_out_str(o, "Categories:");
 		for (int i = 0; i < c->ncats; i++) {
 			int k = c->cats[i];
 			if (po->unit == NT_UNIT_SAMPLES)
 				snprintf(a, sizeof a, "%" PRIu64, root->cat_samples[k]);
 			else
 				fmt_time(a, sizeof a, root->cat_ns[k], NT_TREE_UNIT_AUTO);
-			out_fmt(o, "%s %s %.1f%% (%s)", i ? "," : "", cat_name(k),
+			nt_out_printf(o, "%s %s %.1f%% (%s)", i ? "," : "", cat_name(k),
 				pct(c, metric_total(c, root->cat_ns[k], root->cat_samples[k])), a);
 		}
-		out_str(o, "\n");
+		nt_out_str(o, "\n");
 	}
 	/* View: how to read what follows. */
-	out_str(o, "View:      ");
+	nt_out_str(o, "View:      ");
 	if (po->by_subsystem) {
-		out_str(o, "time per subsystem: self (the subsystem that decides, from the leaf) "
+		nt_out_str(o, "time per subsystem: self (the subsystem that decides, from the leaf) "
 			   "and total (anywhere on the stack)");
 	} else if (po->top) {
-		out_fmt(o, "top %zu functions by self and by total", po->top);
+		nt_out_printf(o, "top %zu functions by self and by total", po->top);
 	} else {
-		out_str(o, t->o.invert ? "bottom-up (callers below each function)"
+		nt_out_str(o, t->o.invert ? "bottom-up (callers below each function)"
 				       : "top-down (callees below each caller)");
 		if (t->o.per_thread)
-			out_str(o, ", per thread");
+			nt_out_str(o, ", per thread");
 		if (po->hot)
-			out_str(o, t->o.per_thread ? ", hot path of each thread" : ", hot path only");
+			nt_out_str(o, t->o.per_thread ? ", hot path of each thread" : ", hot path only");
 		if (po->max_depth)
-			out_fmt(o, ", depth <= %" PRIu32, po->max_depth);
+			nt_out_printf(o, ", depth <= %" PRIu32, po->max_depth);
 		if (po->min_percent > 0)
-			out_fmt(o, ", hiding nodes < %g%%", po->min_percent);
+			nt_out_printf(o, ", hiding nodes < %g%%", po->min_percent);
 	}
-	out_fmt(o, "\nUnits:     %% of the total %s; ", t->o.by_samples ? "samples" : "time");
+	nt_out_printf(o, "\nUnits:     %% of the total %s; ", t->o.by_samples ? "samples" : "time");
 	if (po->unit == NT_TREE_UNIT_AUTO)
-		out_str(o, "time auto-scaled (s, ms, us, ns)\n");
+		nt_out_str(o, "time auto-scaled (s, ms, us, ns)\n");
 	else if (po->unit == NT_UNIT_SAMPLES)
-		out_str(o, "counts in samples\n");
+		nt_out_str(o, "counts in samples\n");
 	else
-		out_fmt(o, "time in %s\n", unit_name(po->unit));
+		nt_out_printf(o, "time in %s\n", unit_name(po->unit));
 	if (po->when)
-		out_str(o, "           when: samples over time, each row scaled to its busiest "
+		nt_out_str(o, "           when: samples over time, each row scaled to its busiest "
 			   "bucket\n");
-	out_str(o, "\n");
+	nt_out_str(o, "\n");
 }
 
 /* ---- the tree */
@@ -364,16 +314,16 @@ static int visible(const tcols *c, const nt_tree_node *n)
 	return 1;
 }
 
-static void out_tree_titles(tout *o, const tcols *c)
+static void out_tree_titles(nt_out *o, const tcols *c)
 {
-	out_fmt(o, "%7s  %7s", "total%", "self%");
+	nt_out_printf(o, "%7s  %7s", "total%", "self%");
 	if (c->po->unit != NT_UNIT_SAMPLES)
-		out_fmt(o, "  %11s", c->po->unit == NT_TREE_UNIT_AUTO ? "time" : unit_name(c->po->unit));
-	out_fmt(o, "  %8s", "samples");
+		nt_out_printf(o, "  %11s", c->po->unit == NT_TREE_UNIT_AUTO ? "time" : unit_name(c->po->unit));
+	nt_out_printf(o, "  %8s", "samples");
 	out_cat_titles(o, c);
 	if (c->po->when)
 		out_when_title(o, c);
-	out_str(o, "  frame\n");
+	nt_out_str(o, "  frame\n");
 }
 
 /* Columns before the name of a tree row (and of a flat row: flat = 1). */
@@ -394,30 +344,30 @@ static size_t row_prefix(const tcols *c)
 	return row_prefix_of(c, 0);
 }
 
-static void out_tree_row(tout *o, const tcols *c, const nt_tree_node *n)
+static void out_tree_row(nt_out *o, const tcols *c, const nt_tree_node *n)
 {
 	char tb[48];
-	out_fmt(o, "%6.1f%%  %6.1f%%", pct(c, metric_total(c, n->total_ns, n->samples)),
+	nt_out_printf(o, "%6.1f%%  %6.1f%%", pct(c, metric_total(c, n->total_ns, n->samples)),
 		pct(c, metric_total(c, n->self_ns, n->self_samples)));
 	if (c->po->unit != NT_UNIT_SAMPLES) {
 		fmt_time(tb, sizeof tb, n->total_ns, c->po->unit);
-		out_fmt(o, "  %11s", tb);
+		nt_out_printf(o, "  %11s", tb);
 	}
-	out_fmt(o, "  %8" PRIu64, n->samples);
+	nt_out_printf(o, "  %8" PRIu64, n->samples);
 	out_cat_values(o, c, n->cat_ns, n->cat_samples);
 	if (c->po->when) {
-		out_str(o, "  ");
+		nt_out_str(o, "  ");
 		out_when(o, c, n->when);
 	}
-	out_str(o, "  ");
+	nt_out_str(o, "  ");
 	out_spaces(o, 2 * (size_t)(n->depth - 1));
 	out_row_name(o, c->po, n->name, row_prefix(c) + 2 * (size_t)(n->depth - 1));
-	out_str(o, "\n");
+	nt_out_str(o, "\n");
 }
 
 /* Depth-first, children in their order, with an explicit stack: stacks may be tens of
  * thousands of frames deep, too deep for recursion. */
-static void out_tree(tout *o, const tcols *c)
+static void out_tree(nt_out *o, const tcols *c)
 {
 	const nt_tree *t = c->t;
 	const nt_tree_node **st = NULL;
@@ -454,7 +404,7 @@ done:
 /* The title line of a flat list (functions or subsystems): self%, total%, the self and
  * total columns (a fixed time unit goes in their titles; auto values carry their own,
  * samples need none), the categories and the histogram shown, then label. */
-static void out_flat_title(tout *o, const tcols *c, const char *label)
+static void out_flat_title(nt_out *o, const tcols *c, const char *label)
 {
 	const nt_tree_print_opts *po = c->po;
 	const char *u = po->unit == NT_TREE_UNIT_AUTO || po->unit == NT_UNIT_SAMPLES
@@ -462,15 +412,15 @@ static void out_flat_title(tout *o, const tcols *c, const char *label)
 	char ts[24], tt[24];
 	snprintf(ts, sizeof ts, "self%s%s", *u ? " " : "", u);
 	snprintf(tt, sizeof tt, "total%s%s", *u ? " " : "", u);
-	out_fmt(o, "%7s  %7s  %11s  %11s", "self%", "total%", ts, tt);
+	nt_out_printf(o, "%7s  %7s  %11s  %11s", "self%", "total%", ts, tt);
 	out_cat_titles(o, c);
 	if (po->when)
 		out_when_title(o, c);
-	out_fmt(o, "  %s\n", label);
+	nt_out_printf(o, "  %s\n", label);
 }
 
 /* One row of a flat list, with the columns of out_flat_title(). */
-static void out_flat_row(tout *o, const tcols *c, const char *name, double self_ns,
+static void out_flat_row(nt_out *o, const tcols *c, const char *name, double self_ns,
 			 uint64_t self_samples, double total_ns, uint64_t total_samples,
 			 const double *cat_ns, const uint64_t *cat_samples, const uint64_t *when)
 {
@@ -483,25 +433,25 @@ static void out_flat_row(tout *o, const tcols *c, const char *name, double self_
 		fmt_time(a, sizeof a, self_ns, po->unit);
 		fmt_time(b, sizeof b, total_ns, po->unit);
 	}
-	out_fmt(o, "%6.1f%%  %6.1f%%  %11s  %11s", pct(c, metric_total(c, self_ns, self_samples)),
+	nt_out_printf(o, "%6.1f%%  %6.1f%%  %11s  %11s", pct(c, metric_total(c, self_ns, self_samples)),
 		pct(c, metric_total(c, total_ns, total_samples)), a, b);
 	out_cat_values(o, c, cat_ns, cat_samples);
 	if (po->when) {
-		out_str(o, "  ");
+		nt_out_str(o, "  ");
 		out_when(o, c, when);
 	}
-	out_str(o, "  ");
+	nt_out_str(o, "  ");
 	out_row_name(o, po, name, row_prefix_of(c, 1));
-	out_str(o, "\n");
+	nt_out_str(o, "\n");
 }
 
-static void out_flat(tout *o, const tcols *c, int order)
+static void out_flat(nt_out *o, const tcols *c, int order)
 {
 	const nt_tree *t = c->t;
 	const nt_tree_print_opts *po = c->po;
 	size_t n = po->top < t->nfuncs ? po->top : t->nfuncs;
 	const char *what = t->o.by_samples ? "samples" : "time";
-	out_fmt(o, "Top %zu functions by %s %s:\n", po->top, order == NT_TREE_BY_SELF ? "self" : "total",
+	nt_out_printf(o, "Top %zu functions by %s %s:\n", po->top, order == NT_TREE_BY_SELF ? "self" : "total",
 		what);
 	out_flat_title(o, c, "function");
 	for (size_t i = 0; i < n && !o->rc; i++) {
@@ -515,7 +465,7 @@ static void out_flat(tout *o, const tcols *c, int order)
 
 /* One row per subsystem with samples, by self: self% and total% of the tree, self and
  * total time (or samples), the self share of each category shown, the histogram. */
-static void out_subsystems(tout *o, const tcols *c)
+static void out_subsystems(nt_out *o, const tcols *c)
 {
 	const nt_tree *t = c->t;
 	out_flat_title(o, c, "subsystem");
@@ -564,21 +514,21 @@ int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const n
 			if (root->cat_samples[k] || root->cat_ns[k] != 0)
 				c.cats[c.ncats++] = k;
 
-	tout o = {sink, NULL, 0, 0, 0};
+	nt_out o;
+	nt_out_init(&o, sink);
 	if (!po.no_header)
 		out_header(&o, &c);
 	if (po.by_subsystem) {
 		out_subsystems(&o, &c);
 	} else if (po.top) {
 		out_flat(&o, &c, NT_TREE_BY_SELF);
-		out_str(&o, "\n");
+		nt_out_str(&o, "\n");
 		out_flat(&o, &c, NT_TREE_BY_TOTAL);
 	} else {
 		out_tree_titles(&o, &c);
 		out_tree(&o, &c);
 	}
-	out_flush(&o);
-	free(o.buf);
+	nt_out_end(&o);
 	if (o.rc == NT_ENOMEM)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory writing the call tree");
 	if (o.rc)

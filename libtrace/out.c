@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* out.c - the library's growable output buffer (nt_out, internal.h): text accumulates and
+ * goes to an nt_sink in large writes, the first failure sticks; with the XML and JSON
+ * escapers the exporters and the tree printer write through. */
+#include "internal.h"
+
+#include <stdio.h>
+
+#define OUT_FLUSH_AT (1u << 20)
+
+void nt_out_init(nt_out *o, const nt_sink *sink)
+{
+	memset(o, 0, sizeof *o);
+	o->sink = sink;
+}
+
+int nt_out_flush(nt_out *o)
+{
+	if (o->rc == 0 && o->len) {
+		int rc = o->sink->write(o->sink->ctx, o->buf, o->len);
+		if (rc)
+			o->rc = rc < 0 ? rc : NT_EIO; /* a sink returns 0 or an NT_E* code */
+	}
+	o->len = 0;
+	return o->rc;
+}
+
+int nt_out_end(nt_out *o)
+{
+	nt_out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+	o->cap = 0;
+	return o->rc;
+}
+
+static int out_room(nt_out *o, size_t n)
+{
+	if (o->rc)
+		return -1;
+	if (o->len + n <= o->cap)
+		return 0;
+	if (o->len >= OUT_FLUSH_AT && nt_out_flush(o))
+		return -1;
+	if (n > SIZE_MAX - o->len || nt_grow((void **)&o->buf, &o->cap, o->len + n, 1)) {
+		o->rc = NT_ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void nt_out_put(nt_out *o, const char *s, size_t n)
+{
+	if (n == 0 || out_room(o, n))
+		return;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+void nt_out_str(nt_out *o, const char *s)
+{
+	nt_out_put(o, s, strlen(s));
+}
+
+void nt_out_printf(nt_out *o, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (k < 0) {
+		if (!o->rc)
+			o->rc = NT_EINTERNAL;
+		return;
+	}
+	if ((size_t)k < sizeof tmp) {
+		nt_out_put(o, tmp, (size_t)k);
+		return;
+	}
+	if (out_room(o, (size_t)k + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, (size_t)k + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)k;
+}
+
+static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+void nt_out_xml(nt_out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, run = 0; /* bytes [i - run, i) are copied as they are */
+	while (i < n) {
+		unsigned c = u[i];
+		const char *rep = NULL;
+		size_t k = 1;
+		if (c < 0x80) {
+			switch (c) {
+			case '&': rep = "&amp;"; break;
+			case '<': rep = "&lt;"; break;
+			case '>': rep = "&gt;"; break;
+			case '"': rep = "&quot;"; break;
+			case '\'': rep = "&#39;"; break;
+			case '\t': break;
+			default:
+				if (c < 0x20 || c == 0x7F)
+					rep = "?";
+			}
+		} else if ((k = nt_utf8_seq(u + i, n - i)) == 0) {
+			rep = REPLACEMENT;
+			k = 1;
+		}
+		if (rep) {
+			nt_out_put(o, s + i - run, run);
+			run = 0;
+			nt_out_str(o, rep);
+			i += k;
+		} else {
+			i += k;
+			run += k;
+		}
+	}
+	nt_out_put(o, s + i - run, run);
+}
+
+static void out_put(void *ctx, const char *s, size_t n)
+{
+	nt_out_put(ctx, s, n);
+}
+
+void nt_out_json(nt_out *o, const char *s, size_t n)
+{
+	nt_json_escape(s, n, out_put, o);
+}
