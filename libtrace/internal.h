@@ -37,6 +37,41 @@ static inline int nt_mul_size(size_t a, size_t b, size_t *out)
  * Returns 0 or -1 on overflow/out of memory (then *pp is unchanged). */
 int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
 
+/* The nettrace format's numbers (doc/format/nettrace-format.md), named once for the
+ * reader and the writer. Compressed event header flags (V4+ §3.2; in V6, 0x10 is the
+ * label-list id and 0x20 is unused): */
+enum {
+	NT_ROW_META_ID = 0x01,    /* MetadataId follows */
+	NT_ROW_SEQ_CAPTURE = 0x02, /* sequence delta, capture thread, processor follow */
+	NT_ROW_THREAD = 0x04,     /* ThreadId (V6: thread index) follows */
+	NT_ROW_STACK = 0x08,      /* StackId follows */
+	NT_ROW_ACTIVITY = 0x10,   /* V4/V5: ActivityId (16 bytes) follows */
+	NT_ROW_LABEL_LIST = 0x10, /* V6: LabelListId follows */
+	NT_ROW_RELATED = 0x20,    /* V4/V5: RelatedActivityId (16 bytes) follows */
+	NT_ROW_SORTED = 0x40,     /* the event is sorted (not carried over) */
+	NT_ROW_PAYLOAD_SIZE = 0x80 /* PayloadSize follows */
+};
+/* V6 label kinds (kind & NT_LABEL_KIND_MASK; NT_LABEL_LAST marks a list's last label). */
+enum {
+	NT_LABEL_ACTIVITY_ID = 1, NT_LABEL_RELATED_ACTIVITY_ID = 2, NT_LABEL_TRACE_ID = 3,
+	NT_LABEL_SPAN_ID = 4, NT_LABEL_KEY_VALUE = 5, NT_LABEL_KEY_INT = 6, NT_LABEL_OPCODE = 7,
+	NT_LABEL_KEYWORDS = 8, NT_LABEL_LEVEL = 9, NT_LABEL_VERSION = 10
+};
+#define NT_LABEL_KIND_MASK 0x7Fu
+#define NT_LABEL_LAST 0x80u
+/* Event ids of Microsoft-Windows-DotNETRuntime (NT_PROVIDER_RUNTIME) and of its rundown
+ * provider (NT_PROVIDER_RUNDOWN) that the library reads; the two number differently. */
+enum {
+	NT_RT_GC_START = 1, NT_RT_GC_END = 2, NT_RT_GC_RESTART_EE_END = 3,
+	NT_RT_GC_SUSPEND_EE_BEGIN = 9,
+	NT_RT_METHOD_DC_START_VERBOSE_V2 = 139, NT_RT_METHOD_DC_END_VERBOSE_V2 = 140,
+	NT_RT_METHOD_LOAD_VERBOSE = 143, NT_RT_METHOD_UNLOAD_VERBOSE = 144,
+	NT_RT_DOMAIN_MODULE_LOAD = 151, NT_RT_MODULE_LOAD = 152, NT_RT_MODULE_UNLOAD = 153,
+	NT_RD_METHOD_DC_START_VERBOSE = 143, NT_RD_METHOD_DC_END_VERBOSE = 144,
+	NT_RD_DOMAIN_MODULE_DC_START = 151, NT_RD_DOMAIN_MODULE_DC_END = 152,
+	NT_RD_MODULE_DC_START = 153, NT_RD_MODULE_DC_END = 154
+};
+
 /* The library's hashing (hash.c), one of each: nt_mix64 spreads a 64-bit key (the
  * splitmix64 finaliser: ids in files are often small, sequential or adversarial);
  * nt_fnv1a is 64-bit FNV-1a over bytes, from h (NT_FNV1A_BASIS to start), for short

@@ -306,7 +306,9 @@ int nt_live_add(nt_live *lv, const nt_event *ev, nt_error *err)
 			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 		if (used)
 			lv->sym_dirty = 1;
-		else if (is_runtime(ev) && ev->meta && (ev->meta->event_id == 9 || ev->meta->event_id == 3))
+		else if (is_runtime(ev) && ev->meta &&
+			 (ev->meta->event_id == NT_RT_GC_SUSPEND_EE_BEGIN ||
+			  ev->meta->event_id == NT_RT_GC_RESTART_EE_END))
 			return gc_event(lv, ev, err);
 		return 0;
 	}

@@ -118,14 +118,14 @@ int nt_pauses_add_event(nt_pauses *ps, const nt_event *ev, uint32_t pointer_size
 		return 0;
 	nt_value v;
 	switch (m->event_id) {
-	case 1: /* GCStart */
+	case NT_RT_GC_START:
 		ps->info.gc_events = 1;
 		open_interval(ps, ev->thread_id, ev->time_ns, 0, 1);
 		return 1;
-	case 2: /* GCEnd */
+	case NT_RT_GC_END:
 		ps->info.gc_events = 1;
 		return close_interval(ps, ev->thread_id, ev->time_ns, 1) ? -1 : 1;
-	case 9: /* GCSuspendEEBegin */
+	case NT_RT_GC_SUSPEND_EE_BEGIN:
 		ps->info.gc_events = 1;
 		open_interval(ps, ev->thread_id, ev->time_ns,
 			      nt_event_field(ev, pointer_size, "Reason", &v) && v.u <= UINT32_MAX
@@ -133,7 +133,7 @@ int nt_pauses_add_event(nt_pauses *ps, const nt_event *ev, uint32_t pointer_size
 				      : UINT32_MAX,
 			      0);
 		return 1;
-	case 3: /* GCRestartEEEnd */
+	case NT_RT_GC_RESTART_EE_END:
 		ps->info.gc_events = 1;
 		return close_interval(ps, ev->thread_id, ev->time_ns, 0) ? -1 : 1;
 	default:

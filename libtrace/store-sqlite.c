@@ -1137,7 +1137,9 @@ static int note_event(nt_store *st, int64_t session_id, uint32_t ps, const nt_ev
 	uint32_t id = m->event_id;
 	if (strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0 ||
 	    strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0) {
-		if (id >= 151 && id <= 154)
+		/* 151..154: module events of either provider (DomainModuleLoad, ModuleLoad...;
+		 * DomainModuleDCStart..ModuleDCEnd) */
+		if (id >= NT_RT_DOMAIN_MODULE_LOAD && id <= NT_RD_MODULE_DC_END)
 			return note_module(st, field_str(ev, ps, "ModuleILPath"), pdb_key(ev, ps), 1,
 					   err);
 		return 0;

@@ -200,27 +200,27 @@ int nt_symtab_add_event(nt_symtab *st, const nt_event *ev, uint32_t pointer_size
 		return 0;
 	uint32_t id = m->event_id;
 	if (st->flags & NT_SYMTAB_RUNDOWN_ONLY) {
-		if (rundown && id == 144)
+		if (rundown && id == NT_RD_METHOD_DC_END_VERBOSE)
 			return add_method(st, ev, 1);
-		if (rundown && id == 152)
+		if (rundown && id == NT_RD_DOMAIN_MODULE_DC_END)
 			return add_module(st, ev, 1);
 		return 0;
 	}
 	if (runtime) {
-		/* 143 MethodLoadVerbose, 144 MethodUnloadVerbose, 139/140 DC*VerboseV2 */
-		if (id == 143 || id == 144 || id == 139 || id == 140)
+		if (id == NT_RT_METHOD_LOAD_VERBOSE || id == NT_RT_METHOD_UNLOAD_VERBOSE ||
+		    id == NT_RT_METHOD_DC_START_VERBOSE_V2 || id == NT_RT_METHOD_DC_END_VERBOSE_V2)
 			return add_method(st, ev, 0);
-		if (id == 152)
+		if (id == NT_RT_MODULE_LOAD)
 			return add_module(st, ev, 0);
-		if (id == 151)
+		if (id == NT_RT_DOMAIN_MODULE_LOAD)
 			return add_module(st, ev, 1);
 		return 0;
 	}
-	if (id == 143 || id == 144)
+	if (id == NT_RD_METHOD_DC_START_VERBOSE || id == NT_RD_METHOD_DC_END_VERBOSE)
 		return add_method(st, ev, 1);
-	if (id == 153 || id == 154)
+	if (id == NT_RD_MODULE_DC_START || id == NT_RD_MODULE_DC_END)
 		return add_module(st, ev, 0);
-	if (id == 151 || id == 152)
+	if (id == NT_RD_DOMAIN_MODULE_DC_START || id == NT_RD_DOMAIN_MODULE_DC_END)
 		return add_module(st, ev, 1);
 	return 0;
 }

@@ -954,9 +954,9 @@ static size_t encode_row_header(const hstate *prev, const rowdesc *r, int v6, ui
 	size_t n = 1;
 	if (h->meta_id != prev->meta_id) {
 		n += nt_put_varu64(out + n, h->meta_id);
-		flags |= 0x01;
+		flags |= NT_ROW_META_ID;
 	}
-	/* Without flag 0x02 a reader computes seq = prev + 1 for events (metadata id != 0)
+	/* Without NT_ROW_SEQ_CAPTURE a reader computes seq = prev + 1 for events (metadata id != 0)
 	 * and keeps prev for metadata rows; uint32 arithmetic wraps on purpose. */
 	uint32_t implied = prev->seq + (h->meta_id != 0 ? 1u : 0u);
 	if (implied != h->seq || prev->capture != h->capture ||
@@ -964,15 +964,15 @@ static size_t encode_row_header(const hstate *prev, const rowdesc *r, int v6, ui
 		n += nt_put_varu64(out + n, (uint32_t)(h->seq - prev->seq - 1u));
 		n += nt_put_varu64(out + n, h->capture);
 		n += nt_put_varu64(out + n, h->processor);
-		flags |= 0x02;
+		flags |= NT_ROW_SEQ_CAPTURE;
 	}
 	if (h->thread != prev->thread) {
 		n += nt_put_varu64(out + n, h->thread);
-		flags |= 0x04;
+		flags |= NT_ROW_THREAD;
 	}
 	if (h->stack_id != prev->stack_id) {
 		n += nt_put_varu64(out + n, h->stack_id);
-		flags |= 0x08;
+		flags |= NT_ROW_STACK;
 	}
 	/* Always present; an older timestamp than the previous row (another capture
 	 * thread's run) wraps to a 10-byte varint, as in runtime-written files. */
@@ -981,22 +981,22 @@ static size_t encode_row_header(const hstate *prev, const rowdesc *r, int v6, ui
 		if (memcmp(h->act, prev->act, 16) != 0) {
 			memcpy(out + n, h->act, 16);
 			n += 16;
-			flags |= 0x10;
+			flags |= NT_ROW_ACTIVITY;
 		}
 		if (memcmp(h->rel, prev->rel, 16) != 0) {
 			memcpy(out + n, h->rel, 16);
 			n += 16;
-			flags |= 0x20;
+			flags |= NT_ROW_RELATED;
 		}
 	} else if (h->label_id != prev->label_id) {
 		n += nt_put_varu64(out + n, h->label_id);
-		flags |= 0x10;
+		flags |= NT_ROW_LABEL_LIST;
 	}
 	if (r->sorted)
-		flags |= 0x40;
+		flags |= NT_ROW_SORTED;
 	if (h->payload_len != prev->payload_len) {
 		n += nt_put_varu64(out + n, h->payload_len);
-		flags |= 0x80;
+		flags |= NT_ROW_PAYLOAD_SIZE;
 	}
 	out[0] = flags;
 	return n;
@@ -1148,18 +1148,18 @@ static size_t encode_labels(const qrec *q, uint8_t out[34])
 	size_t n = 0, last = 0;
 	if (memcmp(q->act, zero16, 16) != 0) {
 		last = n;
-		out[n++] = 1;
+		out[n++] = NT_LABEL_ACTIVITY_ID;
 		memcpy(out + n, q->act, 16);
 		n += 16;
 	}
 	if (memcmp(q->rel, zero16, 16) != 0) {
 		last = n;
-		out[n++] = 2;
+		out[n++] = NT_LABEL_RELATED_ACTIVITY_ID;
 		memcpy(out + n, q->rel, 16);
 		n += 16;
 	}
 	if (n)
-		out[last] |= 0x80;
+		out[last] |= NT_LABEL_LAST;
 	return n;
 }
 
