@@ -583,11 +583,29 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 
 /* ------------------------------------------------------------------ progress */
 
-static double mono_s(void)
+double tool_mono_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double tool_parse_duration(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || v < 0 || v != v)
+		return -1;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		return v;
+	if (strcmp(end, "ms") == 0)
+		return v / 1e3;
+	if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		return v * 60;
+	if (strcmp(end, "h") == 0)
+		return v * 3600;
+	return -1;
 }
 
 void tool_progress_begin(tool_progress *pg, const tool *t, const char *path)
@@ -605,7 +623,7 @@ void tool_progress_begin(tool_progress *pg, const tool *t, const char *path)
 			 (n > 4 && strcmp(path + n - 4, ".zip") == 0);
 	if (strcmp(path, "-") != 0 && !compressed && stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		pg->total = (uint64_t)st.st_size;
-	pg->start = pg->last = mono_s();
+	pg->start = pg->last = tool_mono_s();
 }
 
 static void human_bytes(char *buf, size_t len, double b)
@@ -623,7 +641,7 @@ void tool_progress_update(void *ctx, uint64_t offset)
 	tool_progress *pg = ctx;
 	if (!pg || pg->mode == 0)
 		return;
-	double now = mono_s();
+	double now = tool_mono_s();
 	if (pg->mode == 2 && (now - pg->start < 1.0 || now - pg->last < 0.25))
 		return;
 	pg->last = now;

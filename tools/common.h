@@ -58,6 +58,14 @@ unsigned tool_term_width(FILE *fp);
 /* Flushes and checks stdout; returns the final exit code. */
 int tool_finish(tool *t);
 
+/* ---- time ---- */
+
+/* Seconds on the monotonic clock. */
+double tool_mono_s(void);
+/* A duration: "10s", "500ms", "2m" (or "2min"), "1h", "1.5" (seconds); < 0 when it is not
+ * one (callers reject 0 and their own minimum). */
+double tool_parse_duration(const char *s);
+
 /* ---- progress of long reads ---- */
 
 /* A line on stderr, rewritten in place, while a file is read: "prog: FILE: 45% of 1.2 GB,

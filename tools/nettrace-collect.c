@@ -58,32 +58,6 @@ static void on_signal(int sig)
 	g_stop++;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* "10s", "500ms", "2m", "1.5" (seconds); < 0 on error. */
-static double parse_time(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || v < 0 || v != v)
-		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return v;
-	if (strcmp(end, "ms") == 0)
-		return v / 1e3;
-	if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-		return v * 60;
-	if (strcmp(end, "h") == 0)
-		return v * 3600;
-	return -1;
-}
-
 /* /proc/PID/comm without its newline ("" when unreadable). */
 static void proc_comm(uint32_t pid, char *buf, size_t len)
 {
@@ -443,7 +417,7 @@ static int record(rec *rc_)
 	tool_progress_begin(&pg, t, "-");
 	int show = !rc_->quiet && pg.mode != 0;
 	int tty_line = pg.mode == 2;
-	double start = mono_s(), last_show = start, stop_at = 0;
+	double start = tool_mono_s(), last_show = start, stop_at = 0;
 	int stopped = 0, eof = 0, write_failed = 0, stop_failed = 0, stop_started = 0;
 	stopper st;
 	memset(&st, 0, sizeof st);
@@ -456,7 +430,7 @@ static int record(rec *rc_)
 			t->prog, rc_->pid, session, to_stdout ? "standard output" : rc_->out_path,
 			rc_->duration > 0 ? "" : "; Ctrl-C stops");
 	while (!eof) {
-		double now = mono_s();
+		double now = tool_mono_s();
 		if (!stopped && (g_stop || (rc_->duration > 0 && now - start >= rc_->duration))) {
 			st.sock = rc_->sock;
 			st.session = session;
@@ -494,7 +468,7 @@ static int record(rec *rc_)
 				}
 			}
 		}
-		now = mono_s();
+		now = tool_mono_s();
 		if (show && now - last_show >= 1.0) {
 			uint64_t s = f.samples;
 			double rate = (double)(s - last_samples) / (now - last_t);
@@ -531,7 +505,7 @@ static int record(rec *rc_)
 		write_failed = 1;
 	}
 	int ec = write_failed ? EXIT_SYSTEM : EXIT_OK;
-	double secs = (stop_at ? stop_at : mono_s()) - start;
+	double secs = (stop_at ? stop_at : tool_mono_s()) - start;
 	if (!rc_->quiet) {
 		char hb[32];
 		human(hb, sizeof hb, (double)bytes);
@@ -629,7 +603,7 @@ int main(int argc, char **argv)
 		case 'o': out_path = optarg; break;
 		case 'q': r.quiet = 1; break;
 		case OPT_DURATION:
-			r.duration = parse_time(optarg);
+			r.duration = tool_parse_duration(optarg);
 			if (r.duration <= 0) {
 				nt_diag_providers_free(&ps);
 				return tool_usage_error(&t, "bad duration '%s' (e.g. 10s, 500ms, 2m)",
@@ -637,7 +611,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_TIMEOUT:
-			timeout = parse_time(optarg);
+			timeout = tool_parse_duration(optarg);
 			if (timeout <= 0) {
 				nt_diag_providers_free(&ps);
 				return tool_usage_error(&t, "bad timeout '%s'", optarg);

@@ -56,29 +56,6 @@ static void on_signal(int sig)
 	g_quit = 1;
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double parse_time(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || v <= 0 || v != v)
-		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		return v;
-	if (strcmp(end, "ms") == 0)
-		return v / 1e3;
-	if (strcmp(end, "m") == 0)
-		return v * 60;
-	return -1;
-}
-
 /* ---------------------------------------------------------------- shared state */
 
 typedef struct shared {
@@ -408,12 +385,12 @@ int main(int argc, char **argv)
 				return tool_usage_error(&t, "bad window '%s' (1..600 seconds)", optarg);
 			break;
 		case OPT_INTERVAL:
-			interval = parse_time(optarg);
+			interval = tool_parse_duration(optarg);
 			if (interval < 0.05)
 				return tool_usage_error(&t, "bad interval '%s' (at least 50ms)", optarg);
 			break;
 		case OPT_DURATION:
-			duration = parse_time(optarg);
+			duration = tool_parse_duration(optarg);
 			if (duration <= 0)
 				return tool_usage_error(&t, "bad duration '%s'", optarg);
 			break;
@@ -575,10 +552,10 @@ int main(int argc, char **argv)
 		}
 		fputs("\033[?1049h\033[H\033[2J\033[?25l", stdout); /* alternate screen, no cursor */
 	}
-	double start = mono_s(), next = start + (once ? 0 : interval);
+	double start = tool_mono_s(), next = start + (once ? 0 : interval);
 	int ec = EXIT_OK;
 	for (;;) {
-		double now = mono_s();
+		double now = tool_mono_s();
 		int ended = sh.ended;
 		int done = g_quit || (duration > 0 && now - start >= duration) || (once && !attached && ended);
 		if (!once && now >= next) {
@@ -595,7 +572,7 @@ int main(int argc, char **argv)
 		}
 		if (done)
 			break;
-		int timeout = (int)((next - mono_s()) * 1000);
+		int timeout = (int)((next - tool_mono_s()) * 1000);
 		if (once)
 			timeout = 100;
 		if (timeout < 10)
