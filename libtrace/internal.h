@@ -214,7 +214,7 @@ const char *nt_rules_default_text(size_t *len);
  * is not mangled (or cannot be demangled). */
 char *nt_demangle(const char *name);
 
-/* Names cut to a width (views.c, used by tree.c): the display columns of UTF-8 text, and
+/* Names cut to a width (views.c, used by tree-print.c): the display columns of UTF-8 text, and
  * where to cut s (n bytes) to fit cols columns (at least NT_MIN_NAME_COLUMNS): returns 0
  * when it fits, else 1 with the head's bytes, where the tail starts and the mark between
  * them ("..." with ascii, else U+2026). */
@@ -222,7 +222,7 @@ char *nt_demangle(const char *name);
 size_t nt_text_columns(const char *s, size_t n);
 int nt_text_cut_middle(const char *s, size_t n, size_t cols, int ascii, size_t *head,
 		       size_t *tail_at, const char **mark);
-/* tree.c's time format: "4.512 s", "11.217 ms"... (NT_TREE_UNIT_AUTO) or the plain number
+/* tree-print.c's time format: "4.512 s", "11.217 ms"... (NT_TREE_UNIT_AUTO) or the plain number
  * in a fixed unit. */
 void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
 

@@ -2,8 +2,8 @@
 /* views.c - the views of a profile beside the call tree: callers and callees of one
  * function (a butterfly, as PerfView's Caller-Callee view and pprof's -peek), the
  * difference of two trees by function, the JSON form of every tree view, and the
- * shortening of names to a terminal's width (cut in the middle), which tree.c shares.
- * Not here: building trees and their text (tree.c), the selection (select.c). */
+ * shortening of names to a terminal's width (cut in the middle), which tree-print.c shares.
+ * Not here: building trees (tree.c) and their text (tree-print.c), the selection (select.c). */
 #include "export.h"
 
 #include <inttypes.h>
