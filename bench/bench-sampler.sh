@@ -69,6 +69,7 @@ CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/sampler"
 # shellcheck disable=SC2086
 $CC -std=c11 $BENCH_CFLAGS -fPIC -fvisibility=hidden -shared $CPPFLAGS -DNTS_BUILDING_LIB \
 	-o "$BUILD/libnettrace-sampler.so" "$TOP"/sampler/*.c "$TOP/libtrace/writer.c" \
+	"$TOP/libtrace/writer-meta.c" \
 	"$TOP/libtrace/sink.c" "$TOP/libtrace/error.c" "$TOP/libtrace/utf16.c" \
 	-Wl,--version-script="$TOP/sampler/sampler.map" -lm -lpthread ||
 	die "cannot build the sampler library"

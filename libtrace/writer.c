@@ -3,9 +3,10 @@
  * FastSerialization stream (what the .NET runtime writes) or a V6 block stream, through
  * an nt_sink.
  *
- * Sections, in order: byte buffers and hash tables; sink output and block framing;
- * metadata encoding (V5 payloads, V6 rows); compressed event rows; stack and label-list
- * interning; the per-capture-thread queue and its flush; sequence points; the public API.
+ * Sections, in order: hash tables; sink output and block framing; compressed event rows;
+ * stack and label-list interning; the per-capture-thread queue and its flush; sequence
+ * points; the public API. The byte buffer is in writer.h, the metadata encoding (V5
+ * payloads, V6 rows) in writer-meta.c.
  *
  * The model is the runtime's writer (dotnet/runtime ep-file.c, ep-block.c,
  * ep-buffer-manager.c; spec §2-§7):
@@ -21,8 +22,12 @@
  * Limitation (inherent in the API, documented in nettrace.h terms): events are sorted
  * across capture threads only among those queued together. An event older than something
  * already flushed is still written, after it; readers then deliver it late.
+ * About 1,350 lines: block framing, row encoding, interning, the queue and sequence points
+ * all work on one writer state (struct nt_writer) and its invariants; the parts that do not
+ * (the byte buffer, metadata encoding) are writer.h and writer-meta.c.
  * Not here: reading (reader.c), sinks (sink.c), UTF conversion (utf16.c). */
 #include "internal.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,7 +39,6 @@
 #define WR_MIN_BLOCK_SIZE 64u                         /* block header + a few small rows */
 #define WR_QUEUE_LIMIT (1u << 20) /* queued bytes that force a flush: bounds memory */
 #define WR_V6_MAX_BLOCK 0xFFFFFFu /* V6 block sizes are 24-bit (spec §7.1) */
-#define WR_MAX_FIELD_DEPTH 32u    /* nested OBJECT fields; deeper is surely a cycle */
 #define WR_EVENT_HEADER_SIZE 20u  /* EventBlock/MetadataBlock header (spec §3.1) */
 #define WR_ID_HEADER_SIZE 8u      /* StackBlock/LabelList header: first id, count */
 /* Longest compressed row header: flags, metadata id (5), seq (5) + capture thread (10) +
@@ -52,99 +56,6 @@ enum wr_kind {
 	WR_K_THREAD = 6,
 	WR_K_LABEL = 8,
 };
-
-/* ---------------------------------------------------------------------------------------
- * Growable byte buffers. The wb_* appenders return 0 or -1 (out of memory); builders OR
- * the results together and report NT_ENOMEM once at the end.
- * ------------------------------------------------------------------------------------- */
-
-typedef struct wbuf {
-	uint8_t *p;
-	size_t len;
-	size_t cap;
-} wbuf;
-
-static int wb_reserve(wbuf *b, size_t n)
-{
-	if (n > SIZE_MAX - b->len)
-		return -1;
-	return nt_grow((void **)&b->p, &b->cap, b->len + n, 1);
-}
-
-static int wb_put(wbuf *b, const void *src, size_t n)
-{
-	if (n == 0)
-		return 0;
-	if (wb_reserve(b, n))
-		return -1;
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-	return 0;
-}
-
-static int wb_u8(wbuf *b, uint8_t v)
-{
-	return wb_put(b, &v, 1);
-}
-
-static int wb_u16(wbuf *b, uint16_t v)
-{
-	uint8_t t[2];
-	nt_put16(t, v);
-	return wb_put(b, t, 2);
-}
-
-static int wb_u32(wbuf *b, uint32_t v)
-{
-	uint8_t t[4];
-	nt_put32(t, v);
-	return wb_put(b, t, 4);
-}
-
-static int wb_u64(wbuf *b, uint64_t v)
-{
-	uint8_t t[8];
-	nt_put64(t, v);
-	return wb_put(b, t, 8);
-}
-
-static int wb_varu64(wbuf *b, uint64_t v)
-{
-	uint8_t t[10];
-	return wb_put(b, t, nt_put_varu64(t, v));
-}
-
-/* Appends zero bytes (space for a header filled in later). */
-static int wb_zero(wbuf *b, size_t n)
-{
-	if (wb_reserve(b, n))
-		return -1;
-	memset(b->p + b->len, 0, n);
-	b->len += n;
-	return 0;
-}
-
-/* V4/V5 metadata string: UTF-16LE plus a 16-bit NUL (spec §1). */
-static int wb_utf16z(wbuf *b, const char *s)
-{
-	return nt_utf8_to_utf16z(s ? s : "", &b->p, &b->len, &b->cap) ? -1 : 0;
-}
-
-/* V6 string: varuint32 byte count, then UTF-8 bytes without terminator (spec §7). */
-static int wb_v6str(wbuf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	if (n > UINT32_MAX)
-		return -1;
-	return wb_varu64(b, n) | wb_put(b, s, n);
-}
-
-static void wb_free(wbuf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
 
 /* ---------------------------------------------------------------------------------------
  * Hash tables: u64 -> u32 (thread lookups) and byte strings -> id (stack/label interning).
@@ -424,11 +335,6 @@ struct nt_writer {
 
 static const uint8_t zero16[16];
 
-static int wr_oom(nt_error *err)
-{
-	return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "writer: out of memory");
-}
-
 /* Marks the writer unusable: a partly written block cannot be taken back. */
 static int wr_broken(nt_writer *w, int rc)
 {
@@ -592,263 +498,6 @@ static int wr_stream_header(nt_writer *w, nt_error *err)
 	if (bad)
 		return wr_broken(w, wr_oom(err));
 	return wr_out(w, b->p, b->len, err);
-}
-
-/* ---------------------------------------------------------------------------------------
- * Metadata encoding
- * ------------------------------------------------------------------------------------- */
-
-/* Type codes a V4/V5 record may carry outside arrays (spec §4): Object and 3..18. */
-static int v5_type_ok(uint32_t t)
-{
-	return t == NT_TYPE_OBJECT || (t >= NT_TYPE_BOOL32 && t <= NT_TYPE_STRING);
-}
-
-/* Type codes of V6 (spec §7.4): Object and 3..26. */
-static int v6_type_ok(uint32_t t)
-{
-	return t == NT_TYPE_OBJECT || (t >= NT_TYPE_BOOL32 && t <= NT_TYPE_BOOL8);
-}
-
-static int v6_has_elem(uint32_t t)
-{
-	return t == NT_TYPE_ARRAY || t == NT_TYPE_FIXED_ARRAY || t == NT_TYPE_RELLOC ||
-	       t == NT_TYPE_DATALOC;
-}
-
-static int bad_type(nt_error *err, const nt_field *f, uint32_t t, const char *fmt_name)
-{
-	return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-		       "field '%s': type %" PRIu32 " cannot be written in format %s",
-		       f->name ? f->name : "", t, fmt_name);
-}
-
-static int bad_fields(nt_error *err, const char *why)
-{
-	return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "metadata fields: %s", why);
-}
-
-/* 1 when some field, at any depth, is an array: V5 can describe arrays only in the
- * V2Params tag (spec §4). */
-static int fields_have_array(const nt_field *f, uint32_t n, unsigned depth)
-{
-	if (!f || depth > WR_MAX_FIELD_DEPTH)
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (f[i].type == NT_TYPE_ARRAY)
-			return 1;
-		if (f[i].type == NT_TYPE_OBJECT &&
-		    fields_have_array(f[i].fields, f[i].nfields, depth + 1))
-			return 1;
-	}
-	return 0;
-}
-
-/* V1 field list: int32 count, then per field int32 TypeCode, [nested list if Object],
- * UTF-16z name (spec §4). */
-static int v5_fields_v1(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
-{
-	if (depth > WR_MAX_FIELD_DEPTH)
-		return bad_fields(err, "nested deeper than 32 levels");
-	if (n && !f)
-		return bad_fields(err, "nfields > 0 but fields is NULL");
-	int bad = wb_u32(b, n);
-	for (uint32_t i = 0; i < n; i++) {
-		if (!v5_type_ok(f[i].type))
-			return bad_type(err, &f[i], f[i].type, "5");
-		bad |= wb_u32(b, f[i].type);
-		if (f[i].type == NT_TYPE_OBJECT) {
-			int rc = v5_fields_v1(b, f[i].fields, f[i].nfields, depth + 1, err);
-			if (rc)
-				return rc;
-		}
-		bad |= wb_utf16z(b, f[i].name);
-	}
-	return bad ? wr_oom(err) : 0;
-}
-
-/* V2Params field list: int32 count, then per field int32 FieldSize (including itself),
- * UTF-16z name, int32 TypeCode, [int32 element type if Array], [nested list if Object or
- * array of Object] (spec §4; ep-metadata-generator.c for the order). */
-static int v5_fields_v2(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
-{
-	if (depth > WR_MAX_FIELD_DEPTH)
-		return bad_fields(err, "nested deeper than 32 levels");
-	if (n && !f)
-		return bad_fields(err, "nfields > 0 but fields is NULL");
-	if (wb_u32(b, n))
-		return wr_oom(err);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t t = f[i].type;
-		size_t start = b->len;
-		int rc = 0;
-		int bad = wb_u32(b, 0) | wb_utf16z(b, f[i].name) | wb_u32(b, t);
-		if (t == NT_TYPE_ARRAY) {
-			/* nt_field has one element type, so arrays of arrays are not describable */
-			if (!v5_type_ok(f[i].elem_type))
-				return bad_type(err, &f[i], f[i].elem_type, "5 (array element)");
-			bad |= wb_u32(b, f[i].elem_type);
-			if (f[i].elem_type == NT_TYPE_OBJECT)
-				rc = v5_fields_v2(b, f[i].fields, f[i].nfields, depth + 1, err);
-		} else if (t == NT_TYPE_OBJECT) {
-			rc = v5_fields_v2(b, f[i].fields, f[i].nfields, depth + 1, err);
-		} else if (!v5_type_ok(t)) {
-			return bad_type(err, &f[i], t, "5");
-		}
-		if (rc)
-			return rc;
-		if (bad)
-			return wr_oom(err);
-		if (b->len - start > INT32_MAX)
-			return bad_fields(err, "field description too large");
-		nt_put32(b->p + start, (uint32_t)(b->len - start));
-	}
-	return 0;
-}
-
-/* V4/V5 metadata payload (spec §4): int32 id, UTF-16z provider, int32 event id, UTF-16z
- * name, int64 keywords, int32 version, int32 level, V1 fields, then the V5 OpCode tag when
- * opcode != 0 and the V2Params tag (with V1 field count 0) when a field is an array, as
- * the runtime's metadata generator does. */
-static int build_meta_v5(wbuf *b, uint32_t id, const nt_metadata_desc *d, nt_error *err)
-{
-	int has_array = fields_have_array(d->fields, d->nfields, 0);
-	int rc;
-	int bad = wb_u32(b, id) | wb_utf16z(b, d->provider) | wb_u32(b, d->event_id) |
-		  wb_utf16z(b, d->name) | wb_u64(b, d->keywords) | wb_u32(b, d->version) |
-		  wb_u32(b, d->level);
-	if (bad)
-		return wr_oom(err);
-	if (has_array)
-		rc = wb_u32(b, 0) ? wr_oom(err) : 0;
-	else
-		rc = v5_fields_v1(b, d->fields, d->nfields, 0, err);
-	if (rc)
-		return rc;
-	if (d->opcode != 0) {
-		if (d->opcode > 0xFF)
-			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-				       "opcode %" PRIu32 " does not fit the 8-bit OpCode tag",
-				       d->opcode);
-		/* tag payload size 1, kind 1 = OpCode, the opcode */
-		if (wb_u32(b, 1) | wb_u8(b, 1) | wb_u8(b, (uint8_t)d->opcode))
-			return wr_oom(err);
-	}
-	if (has_array) {
-		size_t start = b->len;
-		/* tag payload size (patched: bytes after the kind byte), kind 2 = V2Params */
-		if (wb_u32(b, 0) | wb_u8(b, 2))
-			return wr_oom(err);
-		rc = v5_fields_v2(b, d->fields, d->nfields, 0, err);
-		if (rc)
-			return rc;
-		if (b->len - start - 5 > INT32_MAX)
-			return bad_fields(err, "V2Params tag too large");
-		nt_put32(b->p + start, (uint32_t)(b->len - start - 5));
-	}
-	return 0;
-}
-
-static int v6_fields(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err);
-
-/* V6 Type: uint8 code, [element Type if Array/FixedLengthArray/RelLoc/DataLoc], [uint16
- * count if FixedLengthArray], [FieldDescriptions if Object] (spec §7.4). */
-static int v6_type(wbuf *b, const nt_field *f, unsigned depth, nt_error *err)
-{
-	uint32_t t = f->type;
-	/* a Universal provider's string (a uint16 length and UTF-8 bytes) is declared as
-	 * UTF8CHAR, as its writers do; the reader takes it back as such for those providers
-	 * (metadata.c), so a payload copied from a trace keeps its meaning */
-	if (t == NT_TYPE_UTF8_STRING16 && depth == 0)
-		return wb_u8(b, NT_TYPE_UTF8CHAR) ? wr_oom(err) : 0;
-	if (!v6_type_ok(t))
-		return bad_type(err, f, t, "6");
-	int bad = wb_u8(b, (uint8_t)t);
-	int rc = 0;
-	if (v6_has_elem(t)) {
-		uint32_t et = f->elem_type;
-		if (!v6_type_ok(et) || v6_has_elem(et))
-			return bad_type(err, f, et, "6 (array element)");
-		bad |= wb_u8(b, (uint8_t)et);
-		if (et == NT_TYPE_OBJECT)
-			rc = v6_fields(b, f->fields, f->nfields, depth + 1, err);
-		if (!rc && t == NT_TYPE_FIXED_ARRAY) {
-			if (f->fixed_count > 0xFFFF)
-				return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-					       "field '%s': fixed array count %" PRIu32
-					       " exceeds 65535",
-					       f->name ? f->name : "", f->fixed_count);
-			bad |= wb_u16(b, (uint16_t)f->fixed_count);
-		}
-	} else if (t == NT_TYPE_OBJECT) {
-		rc = v6_fields(b, f->fields, f->nfields, depth + 1, err);
-	}
-	if (rc)
-		return rc;
-	return bad ? wr_oom(err) : 0;
-}
-
-/* V6 FieldDescriptions: uint16 count, then per field uint16 FieldSize (excluding itself),
- * string name, Type (spec §7.4). */
-static int v6_fields(wbuf *b, const nt_field *f, uint32_t n, unsigned depth, nt_error *err)
-{
-	if (depth > WR_MAX_FIELD_DEPTH)
-		return bad_fields(err, "nested deeper than 32 levels");
-	if (n && !f)
-		return bad_fields(err, "nfields > 0 but fields is NULL");
-	if (n > 0xFFFF)
-		return bad_fields(err, "more than 65535 fields");
-	if (wb_u16(b, (uint16_t)n))
-		return wr_oom(err);
-	for (uint32_t i = 0; i < n; i++) {
-		size_t start = b->len;
-		if (wb_u16(b, 0) | wb_v6str(b, f[i].name))
-			return wr_oom(err);
-		int rc = v6_type(b, &f[i], depth, err);
-		if (rc)
-			return rc;
-		if (b->len - start - 2 > 0xFFFF)
-			return bad_fields(err, "field description larger than 65535 bytes");
-		nt_put16(b->p + start, (uint16_t)(b->len - start - 2));
-	}
-	return 0;
-}
-
-/* V6 metadata row including its uint16 Size (spec §7.4). Keywords, level, version and
- * opcode go in OptionalMetadata, each only when non-zero (absent means 0). */
-static int build_meta_v6(wbuf *b, uint32_t id, const nt_metadata_desc *d, nt_error *err)
-{
-	if (d->level > 0xFF || d->version > 0xFF || d->opcode > 0xFF)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "level %" PRIu32 ", version %" PRIu32 " or opcode %" PRIu32
-			       " does not fit the 8-bit V6 field",
-			       d->level, d->version, d->opcode);
-	int bad = wb_u16(b, 0) | wb_varu64(b, id) | wb_v6str(b, d->provider) |
-		  wb_varu64(b, d->event_id) | wb_v6str(b, d->name);
-	if (bad)
-		return wr_oom(err);
-	int rc = v6_fields(b, d->fields, d->nfields, 0, err);
-	if (rc)
-		return rc;
-	size_t opt = b->len;
-	bad = wb_u16(b, 0);
-	if (d->opcode)
-		bad |= wb_u8(b, 1) | wb_u8(b, (uint8_t)d->opcode);
-	if (d->keywords)
-		bad |= wb_u8(b, 3) | wb_u64(b, d->keywords);
-	if (d->level)
-		bad |= wb_u8(b, 8) | wb_u8(b, (uint8_t)d->level);
-	if (d->version)
-		bad |= wb_u8(b, 9) | wb_u8(b, (uint8_t)d->version);
-	if (bad)
-		return wr_oom(err);
-	nt_put16(b->p + opt, (uint16_t)(b->len - opt - 2));
-	if (b->len - 2 > 0xFFFF)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "metadata row of %zu bytes exceeds the V6 limit of 65535",
-			       b->len - 2);
-	nt_put16(b->p, (uint16_t)(b->len - 2));
-	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1450,7 +1099,7 @@ int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id
 		return nt_fail(err, NT_ELIMIT, NT_NO_OFFSET, "metadata: too many records");
 	uint32_t new_id = (uint32_t)w->nmeta + 1;
 	wbuf b = {NULL, 0, 0};
-	rc = w->v6 ? build_meta_v6(&b, new_id, d, err) : build_meta_v5(&b, new_id, d, err);
+	rc = w->v6 ? nt_wr_meta_v6(&b, new_id, d, err) : nt_wr_meta_v5(&b, new_id, d, err);
 	if (!rc)
 		rc = add_record(w, &b, id, err);
 	wb_free(&b);
