@@ -4,22 +4,15 @@
  * are read (one prepared INSERT each); stacks (interned functions, modules, frames and a
  * prefix tree of callsites), sample groups, threads and sessions are written once the
  * profile is finished. An import is one transaction on a temporary file that commit renames
- * into place. The only file that includes sqlite3.h.
+ * into place. With store-sqlite-finish.c (what a finished profile adds, queries) the only
+ * files that include sqlite3.h; their shared state is store-sqlite.h.
  *
  * Size: a sample costs one row of sample_rows (time, group, weight only with --compat),
  * about 20 bytes; what a sample shares with others of its group (session, thread, callsite,
  * category, type) is stored once in sample_groups, and the view "samples" joins the two.
  * Not here: reading, weighting and categorising samples (profile.c), printing results
  * (tools/nettrace-sql.c). */
-#include "internal.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <sqlite3.h>
-#include <stdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "store-sqlite.h"
 
 /* ------------------------------------------------------------------ schema */
 
@@ -164,22 +157,6 @@ static const char SCHEMA_SQL[] =
 
 /* ------------------------------------------------------------------ interning */
 
-/* A hash map from byte strings to int64 values (keys copied into one buffer). */
-typedef struct kslot {
-	uint64_t h;
-	size_t off;    /* key bytes at keys + off */
-	uint32_t len;
-	uint32_t used;
-	int64_t val;
-} kslot;
-
-typedef struct kmap {
-	kslot *s;
-	size_t cap, n;  /* cap: power of two or 0 */
-	uint8_t *keys;
-	size_t klen, kcap;
-} kmap;
-
 static uint64_t khash(const void *k, size_t n)
 {
 	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, k, n));
@@ -259,34 +236,6 @@ static int kmap_put(kmap *m, const void *k, size_t n, int64_t val)
 
 /* ------------------------------------------------------------------ the store */
 
-typedef struct sthread {
-	int64_t id;          /* threads.id */
-	int64_t session_id;  /* sessions.id */
-	uint64_t tid;
-	char *name;          /* from a ThreadName event, or NULL */
-} sthread;
-
-typedef struct smodule {
-	int64_t id;          /* modules.id */
-	char *name;
-	char *path;          /* NULL until an event gives it */
-	char *build_id;
-	int in_db;           /* row written (1), and with path/build_id (2) */
-} smodule;
-
-/* Start events waiting for their stop (per session, thread, provider and name stem). */
-#define PEND_DEPTH 8
-typedef struct pending {
-	uint32_t n;
-	int64_t id[PEND_DEPTH];  /* events.id of the start */
-	int64_t ts[PEND_DEPTH];  /* its ts_ns */
-} pending;
-
-enum {
-	Q_SAMPLE, Q_SAMPLES, Q_CHARGE, Q_EVENT, Q_DURATION, Q_GROUP, Q_CALLSITE, Q_FRAME, Q_FUNCTION, Q_MODULE,
-	Q_MODULE_INFO, Q_THREAD, Q_SESSION, Q_COUNT
-};
-
 static const char *const STMT_SQL[Q_COUNT] = {
 	[Q_SAMPLE] = "INSERT INTO sample_rows(ts_ns, group_id, weight_ns) VALUES (?1, ?2, ?3)",
 	[Q_CHARGE] = "INSERT INTO charges(ts_ns, group_id, weight_ns) VALUES (?1, ?2, ?3)",
@@ -312,70 +261,12 @@ static const char *const STMT_SQL[Q_COUNT] = {
 		      "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
 };
 
-/* Samples are inserted BATCH rows per statement: one sqlite3_step() per row would cost
- * about as much again as the rows themselves (statement start, reset, halt). */
-#define BATCH 128
-
-typedef struct brow {
-	int64_t ts;  /* ts_ns */
-	int64_t gid; /* group_id */
-	double w;    /* weight_ns (compat modes) */
-} brow;
-
-struct nt_store {
-	sqlite3 *db;
-	nt_store_opts o;
-	char *path;             /* the database path given to nt_store_open() */
-	char *tmp;              /* temporary file of an import in progress, or NULL */
-	int in_tx;              /* the import transaction is open */
-	sqlite3_stmt *q[Q_COUNT];
-
-	/* the hooked profile */
-	int hooked;             /* nt_store_hook_profile() was called, add_profile not yet */
-	int compat;             /* its enum nt_compat: samples carry their own weight */
-	int64_t session_base;   /* sessions.id = session_base + 1 + session index */
-	int64_t group_base;     /* sample_groups.id = group_base + 1 + group index */
-	int64_t group_max;      /* highest sample_groups.id referenced so far */
-
-	/* next ids of the tables whose ids the store assigns */
-	int64_t next_thread, next_module, next_function, next_frame, next_callsite;
-
-	kmap functions;         /* name -> functions.id */
-	kmap modules;           /* name -> index in mods */
-	kmap frames;            /* (function, module, address) -> frames.id */
-	kmap callsites;         /* (parent, frame) -> callsites.id */
-	kmap threadmap;         /* (sessions.id, tid) -> index in threads */
-	kmap pendmap;           /* (sessions.id, tid, provider, stem) -> index in pend */
-	sthread *threads;
-	size_t nthreads, threadcap;
-	size_t threads_written; /* threads[0..threads_written) are in the database */
-	smodule *mods;
-	size_t nmods, modcap;
-	pending *pend;
-	size_t npend, pendcap;
-	int64_t *stack_cs;      /* profile stack index -> callsites.id + 1 (0: not yet) */
-	size_t stack_cscap;
-	uint64_t *fr_ip;        /* group_callsite(): the address of each frame */
-	size_t fr_ipcap;
-	const nt_native_frame **fr_nf; /* ... and its native symbol, or NULL */
-	size_t fr_nfcap;
-
-	brow batch[BATCH];      /* samples not yet inserted */
-	size_t nbatch;
-	nt_membuf json;         /* payload of the event being inserted */
-	nt_store_stats stats;
-	uint64_t rows_hooked;   /* sample rows inserted by the hook for the current profile */
-	uint64_t charges_hooked; /* charges rows inserted by the hook for it */
-};
-
 /* Fills err from the database's last error. */
-static int sql_fail(nt_store *st, nt_error *err, const char *what)
+int sq_sql_fail(nt_store *st, nt_error *err, const char *what)
 {
 	return nt_fail(err, NT_ESQL, NT_NO_OFFSET, "%s: %s", what,
 		       st->db ? sqlite3_errmsg(st->db) : "no database");
 }
-
-#define NOMEM(err) nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory in the SQLite store")
 
 int nt_store_probe(const void *buf, size_t len)
 {
@@ -392,7 +283,7 @@ void nt_store_stats_get(const nt_store *st, nt_store_stats *out)
 	*out = st->stats;
 }
 
-static int exec(nt_store *st, const char *sql, nt_error *err)
+int sq_exec(nt_store *st, const char *sql, nt_error *err)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -409,13 +300,13 @@ static int query_int(nt_store *st, const char *sql, int64_t *out, nt_error *err)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
-		return sql_fail(st, err, "cannot read the database");
+		return sq_sql_fail(st, err, "cannot read the database");
 	int rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
 		*out = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sql_fail(st, err, "cannot read the database");
+		return sq_sql_fail(st, err, "cannot read the database");
 	return 0;
 }
 
@@ -467,9 +358,9 @@ void nt_store_free(nt_store *st)
 
 /* Read-only databases: map the file and keep more pages, so that joins which revisit rows
  * (samples against events) read memory rather than issue a pread() per page. */
-static int query_settings(nt_store *st, nt_error *err)
+int sq_query_settings(nt_store *st, nt_error *err)
 {
-	return exec(st, "PRAGMA mmap_size = 268435456; PRAGMA cache_size = -65536", err);
+	return sq_exec(st, "PRAGMA mmap_size = 268435456; PRAGMA cache_size = -65536", err);
 }
 
 /* Checks the schema of an open database. *empty = 1 when it has no table at all (a new
@@ -553,7 +444,7 @@ static int copy_existing(nt_store *st, const char *path, nt_error *err)
 	}
 	sqlite3_backup *b = sqlite3_backup_init(st->db, "main", src, "main");
 	if (!b) {
-		int rc = sql_fail(st, err, "cannot copy the database");
+		int rc = sq_sql_fail(st, err, "cannot copy the database");
 		sqlite3_close(src);
 		return rc;
 	}
@@ -662,7 +553,7 @@ static int load_existing(nt_store *st, nt_error *err)
 	}
 	return 0;
 sqlerr:
-	rc = sql_fail(st, err, "cannot read the database");
+	rc = sq_sql_fail(st, err, "cannot read the database");
 	sqlite3_finalize(q);
 	return rc;
 nomem:
@@ -678,26 +569,26 @@ static int open_import(nt_store *st, const char *file, int existing, nt_error *e
 	if (sqlite3_open_v2(file, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK)
-		return sql_fail(st, err, "cannot open the database");
+		return sq_sql_fail(st, err, "cannot open the database");
 	int rc;
 	if (existing && (rc = copy_existing(st, st->path, err)) != 0)
 		return rc;
 	int empty = 1;
 	if (existing && (rc = check_schema(st, st->path, &empty, err)) != 0)
 		return rc;
-	if (empty && (rc = exec(st, "PRAGMA page_size = 4096", err)) != 0)
+	if (empty && (rc = sq_exec(st, "PRAGMA page_size = 4096", err)) != 0)
 		return rc;
-	if ((rc = exec(st,
+	if ((rc = sq_exec(st,
 		       "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 		       "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY;"
 		       "PRAGMA cache_size = -65536;",
 		       err)) != 0)
 		return rc;
-	if ((rc = exec(st, "BEGIN", err)) != 0)
+	if ((rc = sq_exec(st, "BEGIN", err)) != 0)
 		return rc;
 	st->in_tx = 1;
 	if (empty) {
-		if ((rc = exec(st, SCHEMA_SQL, err)) != 0)
+		if ((rc = sq_exec(st, SCHEMA_SQL, err)) != 0)
 			return rc;
 		st->next_thread = st->next_module = st->next_function = st->next_frame =
 			st->next_callsite = 1;
@@ -716,7 +607,7 @@ static int open_import(nt_store *st, const char *file, int existing, nt_error *e
 	for (int i = 0; i < Q_COUNT; i++)
 		if (sqlite3_prepare_v3(st->db, i == Q_SAMPLES ? multi : STMT_SQL[i], -1,
 				       SQLITE_PREPARE_PERSISTENT, &st->q[i], NULL) != SQLITE_OK)
-			return sql_fail(st, err, "cannot prepare the import");
+			return sq_sql_fail(st, err, "cannot prepare the import");
 	return 0;
 }
 
@@ -746,7 +637,7 @@ int nt_store_open(nt_store **out, const char *path, const nt_store_opts *opts, n
 				     st->db ? sqlite3_errmsg(st->db) : "out of memory");
 			goto fail;
 		}
-		if ((rc = query_settings(st, err)) != 0)
+		if ((rc = sq_query_settings(st, err)) != 0)
 			goto fail;
 		*out = st;
 		return 0;
@@ -804,17 +695,17 @@ fail:
 
 /* ------------------------------------------------------------------ interned rows */
 
-static int step_done(nt_store *st, sqlite3_stmt *q, nt_error *err, const char *what)
+int sq_step_done(nt_store *st, sqlite3_stmt *q, nt_error *err, const char *what)
 {
 	int rc = sqlite3_step(q);
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc != SQLITE_DONE)
-		return sql_fail(st, err, what);
+		return sq_sql_fail(st, err, what);
 	return 0;
 }
 
-static void bind_text_or_null(sqlite3_stmt *q, int i, const char *s)
+void sq_bind_text_or_null(sqlite3_stmt *q, int i, const char *s)
 {
 	if (s)
 		sqlite3_bind_text(q, i, s, -1, SQLITE_TRANSIENT);
@@ -832,7 +723,7 @@ static int intern_function(nt_store *st, const char *name, size_t n, int64_t *id
 	sqlite3_stmt *q = st->q[Q_FUNCTION];
 	sqlite3_bind_int64(q, 1, *id);
 	sqlite3_bind_text(q, 2, name, (int)n, SQLITE_TRANSIENT);
-	int rc = step_done(st, q, err, "cannot insert a function");
+	int rc = sq_step_done(st, q, err, "cannot insert a function");
 	if (rc)
 		return rc;
 	if (kmap_put(&st->functions, name, n, *id))
@@ -871,7 +762,7 @@ static int intern_module(nt_store *st, const char *name, size_t n, size_t *idx, 
  * "?!Function", "?!?", a native "module!function" or "module+0xOFFSET", a TraceEvent
  * pseudo-frame without address); nf its native symbol (NULL for the others), ip the
  * address it comes from. */
-static int intern_frame(nt_store *st, const char *name, int has_addr, uint64_t ip,
+int sq_intern_frame(nt_store *st, const char *name, int has_addr, uint64_t ip,
 			const nt_native_frame *nf, int64_t *id, nt_error *err)
 {
 	const char *bang = has_addr && !nf ? strchr(name, '!') : NULL;
@@ -912,14 +803,14 @@ static int intern_frame(nt_store *st, const char *name, int has_addr, uint64_t i
 		sqlite3_bind_int64(q, 4, (int64_t)ip);
 	else
 		sqlite3_bind_null(q, 4);
-	bind_text_or_null(q, 5, nf ? nf->file : NULL);
+	sq_bind_text_or_null(q, 5, nf ? nf->file : NULL);
 	if (nf && nf->line)
 		sqlite3_bind_int64(q, 6, nf->line);
 	else
 		sqlite3_bind_null(q, 6);
 	sqlite3_bind_int64(q, 7, inl);
 	sqlite3_bind_text(q, 8, name, -1, SQLITE_TRANSIENT);
-	if ((rc = step_done(st, q, err, "cannot insert a frame")) != 0)
+	if ((rc = sq_step_done(st, q, err, "cannot insert a frame")) != 0)
 		return rc;
 	if (kmap_put(&st->frames, key, sizeof key, *id))
 		return NOMEM(err);
@@ -927,7 +818,7 @@ static int intern_frame(nt_store *st, const char *name, int has_addr, uint64_t i
 	return 0;
 }
 
-static int intern_callsite(nt_store *st, int64_t parent, int64_t frame, uint32_t depth,
+int sq_intern_callsite(nt_store *st, int64_t parent, int64_t frame, uint32_t depth,
 			   int64_t *id, nt_error *err)
 {
 	int64_t key[2] = {parent, frame};
@@ -942,7 +833,7 @@ static int intern_callsite(nt_store *st, int64_t parent, int64_t frame, uint32_t
 		sqlite3_bind_null(q, 2);
 	sqlite3_bind_int64(q, 3, frame);
 	sqlite3_bind_int64(q, 4, depth);
-	int rc = step_done(st, q, err, "cannot insert a callsite");
+	int rc = sq_step_done(st, q, err, "cannot insert a callsite");
 	if (rc)
 		return rc;
 	if (kmap_put(&st->callsites, key, sizeof key, *id))
@@ -952,7 +843,7 @@ static int intern_callsite(nt_store *st, int64_t parent, int64_t frame, uint32_t
 }
 
 /* Index in st->threads of (session_id, tid), added (not yet written) when new. */
-static int intern_thread(nt_store *st, int64_t session_id, uint64_t tid, size_t *idx,
+int sq_intern_thread(nt_store *st, int64_t session_id, uint64_t tid, size_t *idx,
 			 nt_error *err)
 {
 	uint64_t key[2] = {(uint64_t)session_id, tid};
@@ -984,7 +875,7 @@ static void progress(nt_store *st)
 /* Inserts the buffered samples: full batches with one statement, the rest row by row.
  * Default mode: every sample of a session weighs the same, known only at the end, so the
  * view takes it from the group and weight_ns stays NULL (which costs no byte). */
-static int flush_samples(nt_store *st, nt_error *err)
+int sq_flush_samples(nt_store *st, nt_error *err)
 {
 	int compat = st->compat != NT_COMPAT_NONE;
 	size_t i = 0;
@@ -999,7 +890,7 @@ static int flush_samples(nt_store *st, nt_error *err)
 		int rc = sqlite3_step(q);
 		sqlite3_reset(q);
 		if (rc != SQLITE_DONE)
-			return sql_fail(st, err, "cannot insert samples");
+			return sq_sql_fail(st, err, "cannot insert samples");
 	}
 	for (; i < st->nbatch; i++) {
 		sqlite3_stmt *q = st->q[Q_SAMPLE];
@@ -1010,7 +901,7 @@ static int flush_samples(nt_store *st, nt_error *err)
 		int rc = sqlite3_step(q);
 		sqlite3_reset(q);
 		if (rc != SQLITE_DONE)
-			return sql_fail(st, err, "cannot insert a sample");
+			return sq_sql_fail(st, err, "cannot insert a sample");
 	}
 	st->nbatch = 0;
 	return 0;
@@ -1029,7 +920,7 @@ static int on_sample(void *ctx, const nt_profile_sample *s, nt_error *err)
 	st->stats.samples++;
 	st->rows_hooked++;
 	progress(st);
-	return st->nbatch == BATCH ? flush_samples(st, err) : 0;
+	return st->nbatch == BATCH ? sq_flush_samples(st, err) : 0;
 }
 
 /* Time charged to a group without a sample (a GC pause): one row of charges, at once
@@ -1045,7 +936,7 @@ static int on_charge(void *ctx, const nt_profile_sample *s, nt_error *err)
 	int rc = sqlite3_step(q);
 	sqlite3_reset(q);
 	if (rc != SQLITE_DONE)
-		return sql_fail(st, err, "cannot insert a charge");
+		return sq_sql_fail(st, err, "cannot insert a charge");
 	if (gid > st->group_max)
 		st->group_max = gid;
 	st->charges_hooked++;
@@ -1157,7 +1048,7 @@ static int note_event(nt_store *st, int64_t session_id, uint32_t ps, const nt_ev
 		if (!name)
 			return 0;
 		size_t ti;
-		int rc = intern_thread(st, session_id, v.u, &ti, err);
+		int rc = sq_intern_thread(st, session_id, v.u, &ti, err);
 		if (rc) {
 			free(name);
 			return rc;
@@ -1235,7 +1126,7 @@ static int pair_event(nt_store *st, int64_t session_id, const nt_event *ev, int6
 	sqlite3_stmt *q = st->q[Q_DURATION];
 	sqlite3_bind_int64(q, 1, ev->time_ns - pd->ts[pd->n]);
 	sqlite3_bind_int64(q, 2, pd->id[pd->n]);
-	return step_done(st, q, err, "cannot update an event");
+	return sq_step_done(st, q, err, "cannot update an event");
 }
 
 static int on_event(void *ctx, uint32_t session, const nt_trace_header *h, const nt_event *ev,
@@ -1250,7 +1141,7 @@ static int on_event(void *ctx, uint32_t session, const nt_trace_header *h, const
 	if (rc || (st->o.flags & NT_STORE_NO_EVENTS))
 		return rc;
 	size_t ti;
-	if ((rc = intern_thread(st, sid, ev->thread_id, &ti, err)) != 0)
+	if ((rc = sq_intern_thread(st, sid, ev->thread_id, &ti, err)) != 0)
 		return rc;
 	st->json.len = 0;
 	nt_sink sink = nt_sink_membuf(&st->json);
@@ -1279,7 +1170,7 @@ static int on_event(void *ctx, uint32_t session, const nt_trace_header *h, const
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc != SQLITE_DONE)
-		return sql_fail(st, err, "cannot insert an event");
+		return sq_sql_fail(st, err, "cannot insert an event");
 	st->stats.events++;
 	progress(st);
 	return pair_event(st, sid, ev, sqlite3_last_insert_rowid(st->db), err);
@@ -1296,399 +1187,4 @@ void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts)
 	st->hooked = 1;
 	st->rows_hooked = 0;
 	st->charges_hooked = 0;
-}
-
-/* ------------------------------------------------------------------ finishing a profile */
-
-typedef struct gctx {
-	nt_store *st;
-	nt_profile *p;
-	nt_error *err;
-	uint64_t *session_samples; /* rows kept per profile session */
-	size_t nsessions;
-	uint64_t rows;             /* rows kept in all */
-	int rc;
-} gctx;
-
-static const char *sample_type_name(uint32_t t)
-{
-	switch (t) {
-	case NT_SAMPLE_MANAGED: return "managed";
-	case NT_SAMPLE_EXTERNAL: return "external";
-	default: return "error";
-	}
-}
-
-/* callsites.id of the stack of g (0 for an empty stack), built root first. */
-static int group_callsite(nt_store *st, nt_profile *p, const nt_sample_group *g, int64_t *out,
-			  nt_error *err)
-{
-	if (g->stack >= st->stack_cscap) {
-		size_t old = st->stack_cscap;
-		if (nt_grow((void **)&st->stack_cs, &st->stack_cscap, (size_t)g->stack + 1,
-			    sizeof(int64_t)))
-			return NOMEM(err);
-		memset(st->stack_cs + old, 0, (st->stack_cscap - old) * sizeof(int64_t));
-	}
-	/* The TraceEvent pseudo-frame (frames[0]) is part of the group, not of the stack:
-	 * cache only the plain stacks. */
-	uint32_t pseudo = st->compat == NT_COMPAT_TRACEEVENT && g->depth > 0;
-	if (!pseudo && st->stack_cs[g->stack]) {
-		*out = st->stack_cs[g->stack] - 1;
-		return 0;
-	}
-	/* Which address each frame comes from: one frame per IP, except a native IP, which
-	 * expands into its inline chain (inline depth n down to 0, innermost first). */
-	if (nt_grow((void **)&st->fr_ip, &st->fr_ipcap, (size_t)g->depth + 1, sizeof(uint64_t)) ||
-	    nt_grow((void **)&st->fr_nf, &st->fr_nfcap, (size_t)g->depth + 1,
-		    sizeof(const nt_native_frame *)))
-		return NOMEM(err);
-	uint32_t j = 0;
-	for (uint32_t d = pseudo; d < g->depth; d++) {
-		const nt_native_frame *nf = nt_profile_frame_native(p, g, d);
-		st->fr_nf[d] = nf;
-		st->fr_ip[d] = j < g->nips ? g->ips[j] : 0;
-		if (!nf || nf->inline_depth == 0)
-			j++;
-	}
-	int64_t parent = 0;
-	for (uint32_t d = g->depth; d-- > 0;) {
-		int has_addr = !(pseudo && d == 0);
-		int64_t fid;
-		int rc = intern_frame(st, g->frames[d], has_addr, has_addr ? st->fr_ip[d] : 0,
-				      has_addr ? st->fr_nf[d] : NULL, &fid, err);
-		if (rc)
-			return rc;
-		if ((rc = intern_callsite(st, parent, fid, g->depth - 1 - d, &parent, err)) != 0)
-			return rc;
-	}
-	if (!pseudo)
-		st->stack_cs[g->stack] = parent + 1;
-	*out = parent;
-	return 0;
-}
-
-static int on_group(void *ctx, const nt_sample_group *g)
-{
-	gctx *c = ctx;
-	nt_store *st = c->st;
-	int64_t sid = st->session_base + 1 + g->session;
-	size_t ti;
-	int64_t cs = 0;
-	int rc = intern_thread(st, sid, g->thread_id, &ti, c->err);
-	if (!rc)
-		rc = group_callsite(st, c->p, g, &cs, c->err);
-	if (rc)
-		return c->rc = rc;
-	int64_t gid = st->group_base + 1 + (int64_t)g->group;
-	sqlite3_stmt *q = st->q[Q_GROUP];
-	sqlite3_bind_int64(q, 1, gid);
-	sqlite3_bind_int64(q, 2, sid);
-	sqlite3_bind_int64(q, 3, st->threads[ti].id);
-	if (cs)
-		sqlite3_bind_int64(q, 4, cs);
-	else
-		sqlite3_bind_null(q, 4);
-	const char *cat = nt_category_name(g->category);
-	sqlite3_bind_text(q, 5, cat ? cat : "unknown", -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 6, sample_type_name(g->sample_type), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 7, (int64_t)g->samples);
-	sqlite3_bind_double(q, 8, g->weight_ns);
-	const char *sub = g->subsystem >= 0
-		? nt_subsystems_name(nt_profile_subsystems(c->p), g->subsystem) : NULL;
-	bind_text_or_null(q, 9, sub);
-	if (g->charged_ns > 0)
-		sqlite3_bind_double(q, 10, g->charged_ns);
-	else
-		sqlite3_bind_null(q, 10);
-	if ((rc = step_done(st, q, c->err, "cannot insert a sample group")) != 0)
-		return c->rc = rc;
-	if (gid > st->group_max)
-		st->group_max = gid;
-	if (g->session < c->nsessions)
-		c->session_samples[g->session] += g->samples;
-	c->rows += g->samples;
-	st->stats.groups++;
-	return 0;
-}
-
-static const char *compat_name(int compat)
-{
-	switch (compat) {
-	case NT_COMPAT_PYROSCOPE: return "pyroscope";
-	case NT_COMPAT_TRACEEVENT: return "traceevent";
-	default: return "none";
-	}
-}
-
-static int write_session(nt_store *st, int64_t sid, const nt_session_info *si,
-			 uint64_t stored, nt_error *err)
-{
-	const nt_trace_header *h = &si->header;
-	char utc[32];
-	nt_systemtime_iso(h->sync_time_utc, utc);
-	sqlite3_stmt *q = st->q[Q_SESSION];
-	sqlite3_bind_int64(q, 1, sid);
-	sqlite3_bind_text(q, 2, si->name ? si->name : "-", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(q, 3, h->process_id);
-	sqlite3_bind_text(q, 4, utc, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(q, 5, (int64_t)h->qpc_frequency);
-	sqlite3_bind_int64(q, 6, (int64_t)si->rate.declared_interval_ns);
-	if (si->rate.inferred_interval_ns > 0)
-		sqlite3_bind_double(q, 7, si->rate.inferred_interval_ns);
-	else
-		sqlite3_bind_null(q, 7);
-	bind_text_or_null(q, 8, si->rate.schedule);
-	sqlite3_bind_int64(q, 9, si->duration_ns);
-	sqlite3_bind_int64(q, 10, (int64_t)h->sync_qpc);
-	sqlite3_bind_int64(q, 11, h->pointer_size);
-	sqlite3_bind_int64(q, 12, h->processors);
-	sqlite3_bind_int64(q, 13, h->format_version);
-	sqlite3_bind_text(q, 14, compat_name(st->compat), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 15, (int64_t)si->samples);
-	sqlite3_bind_int64(q, 16, (int64_t)stored);
-	sqlite3_bind_int64(q, 17, (int64_t)si->lost_events);
-	sqlite3_bind_int64(q, 18, si->truncated != 0);
-	return step_done(st, q, err, "cannot insert a session");
-}
-
-static int write_threads_modules(nt_store *st, nt_error *err)
-{
-	int rc;
-	for (size_t i = st->threads_written; i < st->nthreads; i++) {
-		const sthread *t = &st->threads[i];
-		sqlite3_stmt *q = st->q[Q_THREAD];
-		sqlite3_bind_int64(q, 1, t->id);
-		sqlite3_bind_int64(q, 2, t->session_id);
-		sqlite3_bind_int64(q, 3, (int64_t)t->tid);
-		bind_text_or_null(q, 4, t->name);
-		if ((rc = step_done(st, q, err, "cannot insert a thread")) != 0)
-			return rc;
-	}
-	st->threads_written = st->nthreads;
-	for (size_t i = 0; i < st->nmods; i++) {
-		smodule *m = &st->mods[i];
-		if (m->in_db == 2 || (m->in_db == 1 && !m->path && !m->build_id))
-			continue;
-		sqlite3_stmt *q = st->q[m->in_db ? Q_MODULE_INFO : Q_MODULE];
-		sqlite3_bind_int64(q, 1, m->id);
-		if (m->in_db) {
-			bind_text_or_null(q, 2, m->path);
-			bind_text_or_null(q, 3, m->build_id);
-		} else {
-			sqlite3_bind_text(q, 2, m->name, -1, SQLITE_STATIC);
-			bind_text_or_null(q, 3, m->path);
-			bind_text_or_null(q, 4, m->build_id);
-		}
-		if ((rc = step_done(st, q, err, "cannot insert a module")) != 0)
-			return rc;
-		m->in_db = m->path ? 2 : 1;
-	}
-	return 0;
-}
-
-int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
-{
-	if (!st->hooked || !st->in_tx)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "the profile was not hooked to this store (nt_store_hook_profile)");
-	int rc = flush_samples(st, err);
-	if (rc || (rc = nt_profile_finish(p, err)) != 0)
-		return rc;
-	size_t ns = nt_profile_session_count(p);
-	gctx c;
-	memset(&c, 0, sizeof c);
-	c.st = st;
-	c.p = p;
-	c.err = err;
-	c.nsessions = ns;
-	c.session_samples = calloc(ns ? ns : 1, sizeof(uint64_t));
-	if (!c.session_samples)
-		return NOMEM(err);
-	rc = nt_profile_foreach(p, on_group, &c);
-	if (rc) {
-		free(c.session_samples);
-		if (c.rc)
-			return c.rc;
-		return rc == NT_ENOMEM ? NOMEM(err)
-				       : nt_fail(err, rc, NT_NO_OFFSET, "cannot read the profile");
-	}
-	for (size_t i = 0; i < ns && rc == 0; i++)
-		rc = write_session(st, st->session_base + 1 + (int64_t)i, nt_profile_session(p, i),
-				   c.session_samples[i], err);
-	free(c.session_samples);
-	if (rc || (rc = write_threads_modules(st, err)) != 0)
-		return rc;
-	/* Rows of groups the category filter left out (no sample_groups row): one pass. In
-	 * the compat modes a group may also hold intervals but be left out for having none. */
-	static const char *const hooked_tables[] = {"sample_rows", "charges"};
-	for (int i = 0; i < 2; i++) {
-		if (i == 0 ? c.rows == st->rows_hooked : !st->charges_hooked)
-			continue;
-		char sql[160];
-		snprintf(sql, sizeof sql,
-			 "DELETE FROM %s WHERE group_id > %" PRId64
-			 " AND group_id NOT IN (SELECT id FROM sample_groups)",
-			 hooked_tables[i], st->group_base);
-		if ((rc = exec(st, sql, err)) != 0)
-			return rc;
-	}
-	st->stats.samples -= st->rows_hooked - c.rows;
-	st->session_base += (int64_t)ns;
-	st->group_base = st->group_max;
-	st->stats.sessions += ns;
-	st->hooked = 0;
-	/* Stacks are interned per profile: a new profile has new stack indexes. */
-	if (st->stack_cscap)
-		memset(st->stack_cs, 0, st->stack_cscap * sizeof(int64_t));
-	return 0;
-}
-
-int nt_store_commit(nt_store *st, nt_error *err)
-{
-	if (!st->in_tx)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no import to commit");
-	for (int i = 0; i < Q_COUNT; i++) {
-		sqlite3_finalize(st->q[i]);
-		st->q[i] = NULL;
-	}
-	int rc = exec(st, "COMMIT", err);
-	if (rc)
-		return rc;
-	st->in_tx = 0;
-	if (!st->tmp)
-		return 0;
-	if (sqlite3_close(st->db) != SQLITE_OK)
-		return sql_fail(st, err, "cannot close the database");
-	st->db = NULL;
-	/* Durable before it gets its name (the import ran with synchronous = OFF). */
-	int fd = open(st->tmp, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) != 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return nt_fail_errno(err, e, "cannot write %s: %s", st->tmp, strerror(e));
-	}
-	close(fd);
-	if (rename(st->tmp, st->path) != 0) {
-		int e = errno;
-		return nt_fail_errno(err, e, "cannot rename %s to %s: %s", st->tmp, st->path,
-				     strerror(e));
-	}
-	free(st->tmp);
-	st->tmp = NULL;
-	if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		return sql_fail(st, err, "cannot reopen the database");
-	return query_settings(st, err);
-}
-
-/* ------------------------------------------------------------------ queries */
-
-int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx, nt_error *err)
-{
-	const char *pos = sql;
-	size_t index = 0;
-	const char **names = NULL;
-	nt_sql_value *vals = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	while (pos && *pos) {
-		sqlite3_stmt *q = NULL;
-		const char *tail = NULL;
-		if (sqlite3_prepare_v2(st->db, pos, -1, &q, &tail) != SQLITE_OK) {
-			int off = sqlite3_error_offset(st->db);
-			if (off >= 0)
-				rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET,
-					     "SQL error: %s (at byte %zu of the query)",
-					     sqlite3_errmsg(st->db), (size_t)(pos - sql) + (size_t)off);
-			else
-				rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
-					     sqlite3_errmsg(st->db));
-			if (err)
-				err->sys_errno = sqlite3_errcode(st->db) & 0xff;
-			break;
-		}
-		pos = tail;
-		if (!q) /* whitespace or a comment */
-			continue;
-		size_t nc = (size_t)sqlite3_column_count(q);
-		if (nc > cap) {
-			const char **nn = realloc(names, nc * sizeof *nn);
-			if (nn)
-				names = nn;
-			nt_sql_value *nv = nn ? realloc(vals, nc * sizeof *nv) : NULL;
-			if (nv)
-				vals = nv;
-			if (!nn || !nv) {
-				sqlite3_finalize(q);
-				rc = NOMEM(err);
-				break;
-			}
-			cap = nc;
-		}
-		for (size_t i = 0; i < nc; i++) {
-			names[i] = sqlite3_column_name(q, (int)i);
-			if (!names[i])
-				names[i] = "?";
-		}
-		nt_sql_row row = {index, nc, names, NULL};
-		if (nc && fn && (rc = fn(ctx, &row)) != 0) {
-			sqlite3_finalize(q);
-			break;
-		}
-		int s;
-		while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-			for (size_t i = 0; i < nc; i++) {
-				nt_sql_value *v = &vals[i];
-				memset(v, 0, sizeof *v);
-				switch (sqlite3_column_type(q, (int)i)) {
-				case SQLITE_INTEGER:
-					v->type = NT_SQL_INTEGER;
-					v->i = sqlite3_column_int64(q, (int)i);
-					break;
-				case SQLITE_FLOAT:
-					v->type = NT_SQL_REAL;
-					v->d = sqlite3_column_double(q, (int)i);
-					break;
-				case SQLITE_TEXT:
-					v->type = NT_SQL_TEXT;
-					v->text = (const char *)sqlite3_column_text(q, (int)i);
-					v->len = (size_t)sqlite3_column_bytes(q, (int)i);
-					if (!v->text) {
-						v->text = "";
-						v->len = 0;
-					}
-					break;
-				case SQLITE_BLOB:
-					v->type = NT_SQL_BLOB;
-					v->text = sqlite3_column_blob(q, (int)i);
-					v->len = (size_t)sqlite3_column_bytes(q, (int)i);
-					break;
-				default:
-					v->type = NT_SQL_NULL;
-					break;
-				}
-			}
-			row.values = vals;
-			if (nc && fn && (rc = fn(ctx, &row)) != 0)
-				break;
-		}
-		if (rc) {
-			sqlite3_finalize(q);
-			break;
-		}
-		if (s != SQLITE_DONE) {
-			rc = nt_fail(err, NT_ESQL, NT_NO_OFFSET, "SQL error: %s",
-				     sqlite3_errmsg(st->db));
-			if (err)
-				err->sys_errno = sqlite3_errcode(st->db) & 0xff;
-			sqlite3_finalize(q);
-			break;
-		}
-		sqlite3_finalize(q);
-		index++;
-	}
-	free(names);
-	free(vals);
-	return rc;
 }

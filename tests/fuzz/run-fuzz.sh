@@ -169,7 +169,7 @@ run_target() {
 		;;
 	*)
 		# Everything but the SQLite and ClickHouse stores (SQLite is their dependency).
-		srcs=$(ls "$lib"/*.c | grep -v '/store-\(sqlite\|clickhouse\)\.c$')
+		srcs=$(ls "$lib"/*.c | grep -v '/store-\(sqlite\|clickhouse\)[a-z-]*\.c$')
 		libs="-ldwarf -lelf -liberty -lz -lm" # libiberty: demangle.c
 		gen_headers "$w" || { echo "not ok $n - fuzz-$t: cannot generate headers"; return 1; }
 		if [ "$t" = profile ]; then
