@@ -201,6 +201,7 @@ static int scan_dir(const char *dir, uint32_t ns_pid, uint64_t key, char *best, 
 
 int nt_diag_socket_path(uint32_t pid, char *buf, size_t len, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!buf || len < 2 || pid == 0)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad arguments to nt_diag_socket_path");
 	buf[0] = '\0';
@@ -271,6 +272,7 @@ static int cmp_u32(const void *a, const void *b)
 
 int nt_diag_list(uint32_t **pids, size_t *n, nt_error *err)
 {
+	nt_error_clear(err);
 	*pids = NULL;
 	*n = 0;
 	size_t cap = 0;
@@ -305,6 +307,7 @@ int nt_diag_list(uint32_t **pids, size_t *n, nt_error *err)
 
 int nt_diag_connect(const char *path, nt_error *err)
 {
+	nt_error_clear(err);
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
@@ -590,6 +593,7 @@ static int get_str(const reply *r, size_t *pos, char *out, size_t len, const cha
 
 int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out, nt_error *err)
 {
+	nt_error_clear(err);
 	memset(out, 0, sizeof *out);
 	for (int v = 2; v >= 1; v--) {
 		msg m;
@@ -672,11 +676,16 @@ static void collect_payload(msg *m, int cmd, const nt_diag_collect_opts *o)
 int nt_diag_collect(const char *path, const nt_diag_collect_opts *o, int *fd_out,
 		    uint64_t *session_id, nt_error *err)
 {
+	nt_error_clear(err);
 	*fd_out = -1;
 	*session_id = 0;
-	if (!o || o->sz < sizeof *o || o->nproviders == 0 || o->nproviders > 4096)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "a session needs 1 to 4096 providers and the options' size");
+	nt_diag_collect_opts oc;
+	int orc = nt_opts_load(&oc, sizeof oc, sizeof oc, o, "collect options", err);
+	if (orc)
+		return orc;
+	o = &oc;
+	if (o->nproviders == 0 || o->nproviders > 4096)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "a session needs 1 to 4096 providers");
 	for (size_t i = 0; i < o->nproviders; i++)
 		if (!o->providers[i].name || !o->providers[i].name[0])
 			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "provider %zu has no name", i);
@@ -730,6 +739,7 @@ int nt_diag_collect(const char *path, const nt_diag_collect_opts *o, int *fd_out
 
 int nt_diag_stop(const char *path, uint64_t session_id, int timeout_ms, nt_error *err)
 {
+	nt_error_clear(err);
 	msg m;
 	reply r;
 	m_begin(&m, SET_EVENTPIPE, EP_STOP);
@@ -862,6 +872,7 @@ static int parse_keywords(const char *s, size_t n, uint64_t *out)
 
 int nt_diag_providers_parse(nt_diag_providers *ps, const char *spec, nt_error *err)
 {
+	nt_error_clear(err);
 	const char *p = spec ? spec : "";
 	while (*p) {
 		/* one provider runs to a ',' outside double quotes */
@@ -961,6 +972,7 @@ const char *nt_diag_profile_at(size_t i, const char **alias, const char **provid
 int nt_diag_providers_profile(nt_diag_providers *ps, const char *name, uint64_t *rundown,
 			      nt_error *err)
 {
+	nt_error_clear(err);
 	for (size_t i = 0; i < sizeof PROFILES / sizeof PROFILES[0]; i++) {
 		const struct profile *p = &PROFILES[i];
 		if (strcmp(name, p->name) == 0 || (p->alias && strcmp(name, p->alias) == 0)) {

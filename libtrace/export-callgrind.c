@@ -296,6 +296,7 @@ static int entry_cmp(const void *a, const void *b)
 
 int nt_callgrind_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!s || !sink)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
 	cg_ctx c;
@@ -323,7 +324,7 @@ int nt_callgrind_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 	if (!fseen || !oseen || !flseen)
 		goto nomem;
 	const char *name = nt_stacks_name(s);
-	nt_out_str(&o, "# callgrind format\nversion: 1\ncreator: libnettrace " NT_VERSION_STRING
+	nt_out_str(&o, "# callgrind format\nversion: 1\ncreator: libnettrace " PACKAGE_VERSION
 		   "\ncmd: ");
 	for (const char *p = name; *p; p++)
 		nt_out_put(&o, *p == '\n' ? " " : p, 1);

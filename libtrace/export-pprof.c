@@ -550,11 +550,11 @@ static int gzip_to(const uint8_t *p, size_t n, int level, const nt_sink *sink, n
 
 int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink, nt_error *err)
 {
-	nt_pprof_opts o = {sizeof o, 0};
-	if (opts) {
-		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
-		memcpy(&o, opts, n);
-	}
+	nt_error_clear(err);
+	nt_pprof_opts o;
+	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "pprof options", err);
+	if (orc)
+		return orc;
 	if (!s || !sink)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
 	if (o.level < -1 || o.level > 9)

@@ -443,6 +443,7 @@ static int group_stacks(ss_ctx *c)
 
 int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!s || !sink)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
 	ss_ctx c;
@@ -461,7 +462,7 @@ int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
 	}
 	const char *name = nt_stacks_name(s);
 	nt_out_str(&o, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n");
-	nt_out_str(&o, "\"exporter\":\"libnettrace " NT_VERSION_STRING "\",\"name\":\"");
+	nt_out_str(&o, "\"exporter\":\"libnettrace " PACKAGE_VERSION "\",\"name\":\"");
 	nt_out_json(&o, name, strlen(name));
 	nt_out_str(&o, "\",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < c.nframes; i++) {

@@ -55,18 +55,19 @@ nomem:
 
 int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *fo, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (!p)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no profile");
 	int rc = nt_profile_finish(p, err);
 	if (rc)
 		return rc;
-	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0, NT_CATFRAME_NONE};
-	if (fo) {
-		size_t n = fo->sz < sizeof o ? fo->sz : sizeof o;
-		memcpy(&o, fo, n);
-		o.sz = sizeof o;
-	}
+	nt_fold_opts o;
+	rc = nt_opts_load(&o, sizeof o, sizeof o, fo, "fold options", err);
+	if (rc)
+		return rc;
+	if (!fo)
+		o.unit = NT_UNIT_NS;
 	if (o.unit < NT_UNIT_SAMPLES || o.unit > NT_UNIT_MS)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown unit %d", o.unit);
 	const nt_session_info *si = nt_profile_session_count(p) ? nt_profile_session(p, 0) : NULL;
@@ -82,6 +83,7 @@ int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *f
 int nt_stacks_add_folded(nt_stacks *s, const char *text, size_t len, const char *name,
 			 nt_error *err)
 {
+	nt_error_clear(err);
 	if (!s || s->p || (!text && len))
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "not a folded source, or no text");
 	if (nt_grow((void **)&s->texts, &s->tcap, s->ntexts + 1, sizeof(ftext)))
@@ -99,6 +101,7 @@ int nt_stacks_add_folded(nt_stacks *s, const char *text, size_t len, const char 
 int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int unit,
 			  const char *name, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (!text && len)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no folded text");

@@ -428,15 +428,12 @@ static const char SVG_STYLE[] =
 int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 		       const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
 	svg_ctx c;
 	memset(&c, 0, sizeof c);
-	c.o.sz = sizeof c.o;
-	c.o.min_width = -1;
-	if (opts) {
-		size_t n = opts->sz < sizeof c.o ? opts->sz : sizeof c.o;
-		memcpy(&c.o, opts, n);
-		c.o.sz = sizeof c.o;
-	}
+	int orc = nt_opts_load(&c.o, sizeof c.o, sizeof c.o, opts, "flame graph options", err);
+	if (orc)
+		return orc;
 	if (!s || !sink)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no stacks or no sink");
 	if (c.o.width == 0)
@@ -457,8 +454,10 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 	c.diff = base != NULL;
 	c.unit = nt_stacks_unit(s);
 	c.plotw = c.o.width - 2 * XPAD;
-	if (c.o.min_width < 0)
+	if (c.o.min_width == 0)
 		c.minw = 0.1;
+	else if (c.o.min_width < 0)
+		c.minw = 0;
 	else
 		c.minw = c.o.min_width_percent ? c.o.min_width / 100 * c.plotw : c.o.min_width;
 
@@ -509,7 +508,7 @@ int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts *opts,
 	nt_out_printf(o, "<svg version=\"1.1\" width=\"%u\" height=\"%.0f\" viewBox=\"0 0 %u %.0f\" "
 			 "xmlns=\"http://www.w3.org/2000/svg\">\n",
 		      c.o.width, height, c.o.width, height);
-	nt_out_str(o, "<!-- Flame graph written by libnettrace " NT_VERSION_STRING
+	nt_out_str(o, "<!-- Flame graph written by libnettrace " PACKAGE_VERSION
 		      " (nettrace-flame). Click a frame to zoom, Ctrl-F to search. -->\n");
 	nt_out_str(o, "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 		      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>"

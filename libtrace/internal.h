@@ -5,6 +5,9 @@
 #define NT_INTERNAL_H
 
 #include "config.h"
+#ifndef PACKAGE_VERSION /* sources compiled outside the build (bench/): configure.ac has it */
+#define PACKAGE_VERSION "unknown"
+#endif
 #include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -26,6 +29,14 @@
 /* Fills err (if not already set: the first failure wins) and returns code. */
 int nt_fail(nt_error *err, int code, uint64_t offset, const char *fmt, ...) NT_PRINTF(4, 5);
 int nt_fail_errno(nt_error *err, int sys_errno, const char *fmt, ...) NT_PRINTF(3, 4);
+
+/* Copies the caller's options struct src (NULL: all defaults) into dst (dst_sz bytes, the
+ * library's sizeof; zeroed first, dst's sz set to dst_sz), as opts.c explains: NT_EINVAL
+ * when src's sz is below min_sz (the struct's size in its first released version) or when
+ * src is larger than dst_sz with non-zero bytes beyond it. what names the struct in the
+ * message ("reader options"). */
+int nt_opts_load(void *dst, size_t dst_sz, size_t min_sz, const void *src, const char *what,
+		 nt_error *err);
 
 /* a*b with overflow check; returns 0 and sets *out, or -1 on overflow. */
 static inline int nt_mul_size(size_t a, size_t b, size_t *out)

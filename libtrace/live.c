@@ -88,18 +88,16 @@ struct nt_live {
 
 int nt_live_new(nt_live **out, const nt_live_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
+	nt_live_opts o;
+	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "live options", err);
+	if (orc)
+		return orc;
 	nt_live *lv = calloc(1, sizeof *lv);
 	if (!lv)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	lv->o.window_s = 10;
-	if (opts) {
-		if (opts->sz < sizeof *opts) {
-			free(lv);
-			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_live_opts: bad size");
-		}
-		lv->o = *opts;
-	}
+	lv->o = o;
 	if (lv->o.window_s == 0)
 		lv->o.window_s = 10;
 	if (lv->o.window_s > LIVE_MAX_WINDOW) {
@@ -164,6 +162,7 @@ void nt_live_free(nt_live *lv)
 
 int nt_live_begin(nt_live *lv, const nt_trace_header *h, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!h || h->qpc_frequency == 0)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_live_begin: no header");
 	lv->hdr = *h;
@@ -296,6 +295,7 @@ static int gc_event(nt_live *lv, const nt_event *ev, nt_error *err)
 
 int nt_live_add(nt_live *lv, const nt_event *ev, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!lv->have_hdr)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_live_add before nt_live_begin");
 	lv->total_events++;
@@ -441,6 +441,7 @@ static int category_of(const lstack *s, uint32_t type)
 
 int nt_live_snapshot(nt_live *lv, const nt_live_view **out, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	nt_live_view *v = &lv->view;
 	memset(v, 0, sizeof *v);

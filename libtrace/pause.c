@@ -31,6 +31,7 @@ struct nt_pauses {
 
 int nt_pauses_new(nt_pauses **out, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = calloc(1, sizeof **out);
 	return *out ? 0 : nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate the pause list");
 }

@@ -190,15 +190,16 @@ struct nt_profile {
 
 int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err)
 {
-	nt_profile *p = calloc(1, sizeof *p);
+	nt_error_clear(err);
 	*out = NULL;
+	nt_profile_opts o;
+	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "profile options", err);
+	if (orc)
+		return orc;
+	nt_profile *p = calloc(1, sizeof *p);
 	if (!p)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate profile");
-	if (opts) {
-		size_t n = opts->sz < sizeof p->o ? opts->sz : sizeof p->o;
-		memcpy(&p->o, opts, n);
-	}
-	p->o.sz = sizeof p->o;
+	p->o = o;
 	if (p->o.nthreads) {
 		p->threads = malloc(p->o.nthreads * sizeof(uint64_t));
 		if (!p->threads) {
@@ -663,6 +664,7 @@ static int when_finish(nt_profile *p)
 
 int nt_profile_when_grid(nt_profile *p, nt_when_grid *out, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!p || !out) {
 		NT_ASSERT(p && out);
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_profile_when_grid: NULL argument");
@@ -1106,6 +1108,7 @@ static int note_thread_name(nt_profile *p, uint32_t si, const nt_event *ev, uint
 
 int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
 {
+	nt_error_clear(err);
 	if (p->finished)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "profile already finished");
 	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(psession)))
@@ -1442,6 +1445,7 @@ size_t nt_profile_thread_label(nt_profile *p, uint32_t session, uint64_t tid, in
 
 int nt_profile_finish(nt_profile *p, nt_error *err)
 {
+	nt_error_clear(err);
 	if (p->finished)
 		return 0;
 	for (size_t i = 0; i < p->ns; i++) {

@@ -806,6 +806,7 @@ static const char *rt_classify(nt_rate *rt, rt_stats *st)
 int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t sync_qpc,
 		nt_error *err)
 {
+	nt_error_clear(err);
 	nt_rate *rt = NULL;
 	NT_ASSERT(out);
 	if (!out)

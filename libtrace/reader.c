@@ -498,14 +498,15 @@ trunc:
 static int reader_new(nt_reader **out, const nt_reader_opts *opts, const char *defname,
 		      nt_error *err)
 {
+	nt_reader_opts o;
+	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "reader options", err);
+	if (orc)
+		return orc;
 	nt_reader *r = calloc(1, sizeof *r);
 	if (!r)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate reader");
-	const char *name = defname;
-	if (opts && opts->sz >= offsetof(nt_reader_opts, flags) + sizeof(unsigned))
-		r->flags = opts->flags;
-	if (opts && opts->sz >= sizeof(nt_reader_opts) && opts->name)
-		name = opts->name;
+	r->flags = o.flags;
+	const char *name = o.name ? o.name : defname;
 	r->name = nt_strdup(name ? name : "-");
 	r->meta = nt_meta_store_new();
 	r->in.fd = -1;
@@ -534,6 +535,7 @@ static int reader_start(nt_reader *r, nt_error *err)
 int nt_reader_open_mem(nt_reader **out, const void *buf, size_t len, const nt_reader_opts *opts,
 		       nt_error *err)
 {
+	nt_error_clear(err);
 	nt_reader *r;
 	*out = NULL;
 	if (!buf && len)
@@ -574,6 +576,7 @@ static int open_fd_common(nt_reader **out, int fd, int own, const nt_reader_opts
 
 int nt_reader_open_fd(nt_reader **out, int fd, const nt_reader_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (fd < 0)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad file descriptor %d", fd);
@@ -583,6 +586,7 @@ int nt_reader_open_fd(nt_reader **out, int fd, const nt_reader_opts *opts, nt_er
 int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts *opts,
 			nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (!path)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL path");
@@ -1708,6 +1712,7 @@ static int process_block(nt_reader *r, int kind, nt_error *err)
 
 int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc, kind;
 	*out = NULL;
 	if (r->failed)

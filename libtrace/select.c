@@ -35,6 +35,7 @@ struct nt_select {
 
 int nt_select_new(nt_select **out, nt_error *err)
 {
+	nt_error_clear(err);
 	nt_select *s = calloc(1, sizeof *s);
 	if (!s)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
@@ -190,6 +191,7 @@ static int add_one(nt_select *s, int kind, const char *text, size_t n, const cha
 
 int nt_select_add(nt_select *s, int kind, const char *spec, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!s || !spec || kind < SEL_FOCUS || kind > SEL_FOLD)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_select_add: bad argument");
 	if (kind == SEL_FOCUS || kind == SEL_EXCLUDE) {

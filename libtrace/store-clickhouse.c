@@ -311,7 +311,7 @@ static int req_start(chreq *r, const chconn *c, const char *query, nt_error *err
 		cb_str(&h, "&query=");
 		url_encode(&h, query);
 	}
-	cb_fmt(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" NT_VERSION_STRING
+	cb_fmt(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" PACKAGE_VERSION
 		   "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
 	       c->host, c->port);
 	int rc = h.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
@@ -818,7 +818,7 @@ static int on_trace_row(void *ctx, const nt_sql_row *row)
 	rb_le(b, 1, 4);
 	put_value(b, 'U', &v[2]);
 	rb_le(b, x->no_events ? 0 : (uint64_t)v[3].i, 8);
-	rb_str(b, "libnettrace " NT_VERSION_STRING, strlen("libnettrace " NT_VERSION_STRING));
+	rb_str(b, "libnettrace " PACKAGE_VERSION, strlen("libnettrace " PACKAGE_VERSION));
 	rb_uleb(b, x->nlabels);
 	for (size_t i = 0; i < x->nlabels; i++)
 		rb_str(b, x->labels[i], strcspn(x->labels[i], "="));
@@ -862,9 +862,15 @@ static int wait_mutations(const chconn *c, nt_error *err)
 int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
 			       nt_error *err)
 {
-	if (!opts || opts->sz < sizeof *opts || !opts->url || (opts->nids && (!opts->ids || !st)))
+	nt_error_clear(err);
+	nt_ch_opts oc;
+	int orc = nt_opts_load(&oc, sizeof oc, sizeof oc, opts, "clickhouse options", err);
+	if (orc)
+		return orc;
+	if (!opts || !opts->url || (opts->nids && (!opts->ids || !st)))
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_store_export_clickhouse: bad "
 				 "arguments");
+	opts = &oc;
 	if (opts->nlabels && !opts->labels)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_store_export_clickhouse: no labels");
 	for (size_t i = 0; i < opts->nlabels; i++) {

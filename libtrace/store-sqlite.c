@@ -25,7 +25,7 @@ static const char SCHEMA_SQL[] =
 	"PRAGMA application_id = 1314149201;\n" /* STORE_APP_ID */
 	"PRAGMA user_version = 2;\n"
 	"CREATE TABLE schema_version(version INTEGER NOT NULL, generator TEXT NOT NULL);\n"
-	"INSERT INTO schema_version VALUES (2, 'libnettrace " NT_VERSION_STRING "');\n"
+	"INSERT INTO schema_version VALUES (2, 'libnettrace " PACKAGE_VERSION "');\n"
 	"CREATE TABLE sessions(\n"
 	"  id INTEGER PRIMARY KEY, file TEXT NOT NULL, process_id INTEGER, start_utc TEXT,\n"
 	"  qpc_frequency INTEGER, declared_interval_ns INTEGER, inferred_interval_ns REAL,\n"

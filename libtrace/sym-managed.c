@@ -828,6 +828,7 @@ static int count_group(void *ctx, const nt_sample_group *g)
 
 int nt_profile_managed_lines(nt_profile *p, size_t session, nt_managed_lines *out, nt_error *err)
 {
+	nt_error_clear(err);
 	memset(out, 0, sizeof *out);
 	size_t ns = nt_profile_session_count(p);
 	if (session != SIZE_MAX && session >= ns)

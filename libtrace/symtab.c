@@ -43,6 +43,7 @@ struct nt_symtab {
 
 int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err)
 {
+	nt_error_clear(err);
 	nt_symtab *st = calloc(1, sizeof *st);
 	if (!st)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate symbol table");
@@ -243,6 +244,7 @@ static const char *module_name(const nt_symtab *st, uint64_t id)
 
 int nt_symtab_seal(nt_symtab *st, nt_error *err)
 {
+	nt_error_clear(err);
 	if (st->sealed)
 		return 0;
 	if (st->n)

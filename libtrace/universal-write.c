@@ -188,6 +188,7 @@ static int symbols(uw *u, const nt_event *ev, nt_error *err)
 int nt_universal_write(nt_reader *r, const nt_sink *sink, const nt_native_opts *nopts,
 		       nt_error *err)
 {
+	nt_error_clear(err);
 	const nt_trace_header *h = nt_reader_header(r);
 	nt_trace_header hdr = *h;
 	hdr.format_version = 6;

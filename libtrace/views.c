@@ -272,16 +272,17 @@ static int cmp_ent_samples(const void *x, const void *y)
 int nt_butterfly_new(nt_butterfly **out, nt_profile *p, const char *func,
 		     const nt_butterfly_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (!p || !func || !*func)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_butterfly_new: no function");
 	nt_butterfly *b = calloc(1, sizeof *b);
 	if (!b)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	b->o.sz = sizeof b->o;
-	if (opts) {
-		size_t n = opts->sz < sizeof b->o ? opts->sz : sizeof b->o;
-		memcpy(&b->o, opts, n);
+	int orc = nt_opts_load(&b->o, sizeof b->o, sizeof b->o, opts, "butterfly options", err);
+	if (orc) {
+		free(b);
+		return orc;
 	}
 	b->func = nt_strdup(func);
 	if (!b->func)
@@ -477,7 +478,7 @@ static vcfg view_cfg(const nt_tree_print_opts *po, int by_samples)
 	vcfg c;
 	c.unit = po ? po->unit : NT_TREE_UNIT_AUTO;
 	c.by_samples = by_samples;
-	c.width = po && po->sz > offsetof(nt_tree_print_opts, width) ? po->width : 0;
+	c.width = po ? po->width : 0;
 	c.ascii = po ? po->ascii : 0;
 	return c;
 }
@@ -527,6 +528,14 @@ static void bf_titles(nt_out *o, const vcfg *c, const char *label)
 int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opts *po,
 		       int json, const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
+	nt_tree_print_opts pl;
+	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	if (orc)
+		return orc;
+	if (!po)
+		pl.unit = NT_TREE_UNIT_AUTO;
+	po = &pl;
 	nt_out o;
 	nt_out_init(&o, sink);
 	vcfg c = view_cfg(po, b->o.by_samples);
@@ -629,6 +638,14 @@ static const nt_tree_func **sorted_funcs(const nt_tree *t, size_t *n)
 int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_print_opts *po,
 		       int by_samples, int json, const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
+	nt_tree_print_opts pl;
+	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	if (orc)
+		return orc;
+	if (!po)
+		pl.unit = NT_TREE_UNIT_AUTO;
+	po = &pl;
 	size_t na, nb;
 	const nt_tree_func **fa = sorted_funcs(t, &na), **fb = sorted_funcs(base, &nb);
 	drow *rows = malloc((na + nb + 1) * sizeof *rows);
@@ -831,13 +848,13 @@ done:
 int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_samples,
 		       int per_thread, const nt_sink *sink, nt_error *err)
 {
+	nt_error_clear(err);
 	nt_tree_print_opts po;
-	memset(&po, 0, sizeof po);
-	po.unit = NT_TREE_UNIT_AUTO;
-	if (opts) {
-		size_t n = opts->sz < sizeof po ? opts->sz : sizeof po;
-		memcpy(&po, opts, n);
-	}
+	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
+	if (orc)
+		return orc;
+	if (!opts)
+		po.unit = NT_TREE_UNIT_AUTO;
 	nt_tree_when_info wi;
 	uint32_t wb = nt_tree_when(t, &wi) ? wi.buckets : 0;
 	const nt_tree_node *root = nt_tree_root(t);

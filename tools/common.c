@@ -92,7 +92,7 @@ void tool_help(const tool *t)
 
 void tool_version(const tool *t)
 {
-	printf("%s (libnettrace) %s\n", t->prog, NT_VERSION_STRING);
+	printf("%s (libnettrace) %s\n", t->prog, nt_version());
 }
 
 int tool_usage_error(tool *t, const char *fmt, ...)

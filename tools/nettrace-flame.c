@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
 	int format = FMT_SVG, folded = 0, timeline = 0;
 	nt_tree *tl_tree = NULL;
-	nt_flame_opts fo = {sizeof fo, NULL, NULL, 0, 0, -1, 0, 0, 0, NULL, 0, 0, 0};
+	nt_flame_opts fo = NT_OPTS_INIT(nt_flame_opts);
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
 	profile_args a;
 	profile_args_init(&a);
@@ -425,6 +425,8 @@ int main(int argc, char **argv)
 						      "percentage (0.5%%)", optarg);
 				goto out;
 			}
+			if (fo.min_width == 0)
+				fo.min_width = -1; /* --minwidth 0: every frame (0 is the default) */
 			break;
 		case OPT_ICICLE: fo.icicle = 1; break;
 		case OPT_SORT:

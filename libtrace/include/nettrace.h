@@ -9,7 +9,16 @@
  *  - a "const T *" returned by a function is borrowed; its comment says how long it lives;
  *  - objects are created by nt_X_open()/nt_X_new() and released by nt_X_free(), which
  *    accepts NULL;
- *  - option structs start with "size_t sz" (set it to sizeof the struct); NULL = defaults.
+ *  - option structs start with "size_t sz" (set it to sizeof the struct: initialise them
+ *    with NT_OPTS_INIT); NULL = defaults, and a zero field means that field's default.
+ *    Every function that takes options checks them the same way: NT_EINVAL when sz is
+ *    smaller than the struct's first released version, or larger than the library knows
+ *    with non-zero bytes in the part it does not know (a newer option it cannot honour);
+ *  - every public function that takes an nt_error clears it on entry, so a reused
+ *    nt_error always describes the call that just failed (or is clear after a success);
+ *  - handles (nt_reader, nt_writer, nt_profile, ...) have no internal locking: one thread
+ *    uses a handle at a time unless its section says more; distinct handles are
+ *    independent. A handle's nt_X_free() ends the life of everything it returned.
  * The library never prints, never exits and never aborts because of file contents. */
 #ifndef NETTRACE_H
 #define NETTRACE_H
@@ -28,7 +37,17 @@ extern "C" {
 #define NT_API
 #endif
 
-#define NT_VERSION_STRING "0.1.0"
+/* Zero-initialises an options struct and sets its sz:
+ *   nt_reader_opts o = NT_OPTS_INIT(nt_reader_opts); */
+#ifdef __cplusplus
+#define NT_OPTS_INIT(type) { sizeof(type) }
+#else
+#define NT_OPTS_INIT(type) { .sz = sizeof(type) }
+#endif
+
+/* The library's version, "MAJOR.MINOR.PATCH" (configure.ac's AC_INIT, the one place it is
+ * defined). Static string. */
+NT_API const char *nt_version(void);
 
 /* ---------------------------------------------------------------------------------------
  * Errors
@@ -1087,7 +1106,8 @@ typedef struct nt_flame_opts {
 	uint32_t width;        /* image width in px; 0 = 1200 */
 	uint32_t frame_height; /* px per frame; 0 = 16 */
 	double min_width;      /* frames narrower than this (px) are left out with their
-				  callees, as flamegraph.pl's --minwidth; < 0 = 0.1 px */
+				  callees, as flamegraph.pl's --minwidth; 0 = 0.1 px, < 0 =
+				  none (every frame is drawn) */
 	int min_width_percent; /* min_width is a percentage of the total instead of px */
 	int icicle;            /* root at the top, callees below */
 	/* A timeline strip above the graph: the sample density over time (e.g. the root's
