@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* test-api.c - the API's contracts (nettrace.h, "Conventions") through public functions
+ * only: a reused or uninitialised nt_error describes the call that just failed and is
+ * clear after a success; every options struct is checked the same way (a short sz, or a
+ * larger struct with non-zero bytes the library does not know, is NT_EINVAL; a larger
+ * struct with a zero tail and NULL are the defaults); nt_version() is configure's version. */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nettrace.h"
+#include "tap.h"
+
+/* A byte that is not a valid start of a nettrace stream, and garbage error contents. */
+static const unsigned char junk[64] = {'N', 'o', 't', 'T', 'r', 'a', 'c', 'e'};
+
+static void poison(nt_error *e)
+{
+	memset(e, 0xA5, sizeof *e);
+}
+
+/* A larger options struct as a caller built against a newer header would pass. */
+struct bigger_reader_opts {
+	nt_reader_opts o;
+	unsigned char future[24];
+};
+struct bigger_profile_opts {
+	nt_profile_opts o;
+	uint64_t future[2];
+};
+
+int main(void)
+{
+	nt_error err;
+	nt_reader *r = NULL;
+
+	/* 1. reuse: the second failure is the one reported, not the first */
+	nt_error_clear(&err);
+	int rc = nt_reader_open_file(&r, "/nonexistent/dir/none.nettrace", NULL, &err);
+	is_int(rc, NT_EIO, "missing file: NT_EIO");
+	ok(strstr(err.msg, "none.nettrace") != NULL, "missing file: message names it (%s)", err.msg);
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, NULL, &err);
+	ok(rc < 0 && rc != NT_EIO, "garbage after a failure: its own code (%d)", rc);
+	is_int(err.code, rc, "reused nt_error: code of the new failure");
+	ok(strstr(err.msg, "none.nettrace") == NULL && err.msg[0],
+	   "reused nt_error: message of the new failure (%s)", err.msg);
+	ok(err.offset != NT_NO_OFFSET, "reused nt_error: the new failure's offset (%llu)",
+	   (unsigned long long)err.offset);
+
+	/* 2. an uninitialised nt_error gets the failure's code and message */
+	poison(&err);
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, NULL, &err);
+	ok(rc < 0, "garbage: fails");
+	is_int(err.code, rc, "uninitialised nt_error: code set");
+	ok(err.msg[0] != '\0' && memchr(err.msg, '\0', sizeof err.msg) != NULL &&
+	   (unsigned char)err.msg[0] != 0xA5, "uninitialised nt_error: message set (%.60s)", err.msg);
+
+	/* 3. a success clears a reused nt_error, in the analysis library too */
+	poison(&err);
+	nt_select *sel = NULL;
+	rc = nt_select_new(&sel, &err);
+	is_int(rc, 0, "nt_select_new succeeds");
+	is_int(err.code, 0, "success: code cleared");
+	is_str(err.msg, "", "success: message cleared");
+	rc = nt_select_add(sel, NT_SELECT_FOCUS, "([unclosed", &err);
+	is_int(rc, NT_EINVAL, "bad regex: NT_EINVAL");
+	ok(strstr(err.msg, "[unclosed") != NULL, "bad regex: message names it (%s)", err.msg);
+	rc = nt_select_add(sel, NT_SELECT_FOCUS, "Main", &err);
+	ok(rc == 0 && err.code == 0 && err.msg[0] == '\0', "good pattern after a bad one: clear");
+	nt_select_free(sel);
+
+	/* 4. options: NT_OPTS_INIT, short sz, unknown tails */
+	nt_reader_opts ro = NT_OPTS_INIT(nt_reader_opts);
+	is_u64(ro.sz, sizeof(nt_reader_opts), "NT_OPTS_INIT sets sz");
+	ok(ro.flags == 0 && ro.name == NULL, "NT_OPTS_INIT zeroes the rest");
+	ro.sz = sizeof(size_t);
+	poison(&err);
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, &ro, &err);
+	is_int(rc, NT_EINVAL, "short sz: NT_EINVAL, before the input is read");
+	ok(strstr(err.msg, "reader options") && strstr(err.msg, "sz is 8"),
+	   "short sz: message says so (%s)", err.msg);
+	ok(r == NULL, "short sz: no reader");
+	ro.sz = 0;
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, &ro, &err);
+	is_int(rc, NT_EINVAL, "sz 0 (not set): NT_EINVAL");
+
+	struct bigger_reader_opts big;
+	memset(&big, 0, sizeof big);
+	big.o.sz = sizeof big;
+	big.o.name = "named-by-opts";
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, &big.o, &err);
+	ok(rc < 0 && rc != NT_EINVAL, "larger struct, zero tail: accepted (then the input fails)");
+	big.future[5] = 1;
+	rc = nt_reader_open_mem(&r, junk, sizeof junk, &big.o, &err);
+	is_int(rc, NT_EINVAL, "larger struct, non-zero tail: NT_EINVAL");
+	char want[64];
+	snprintf(want, sizeof want, "byte %zu is set", sizeof(nt_reader_opts) + 5);
+	ok(strstr(err.msg, want) != NULL, "non-zero tail: message names the byte (%s)", err.msg);
+
+	nt_profile *p = NULL;
+	struct bigger_profile_opts bp;
+	memset(&bp, 0, sizeof bp);
+	bp.o.sz = sizeof bp;
+	rc = nt_profile_new(&p, &bp.o, &err);
+	ok(rc == 0 && p != NULL, "profile options, larger struct, zero tail: accepted");
+	nt_profile_free(p);
+	p = NULL;
+	bp.future[1] = 42;
+	rc = nt_profile_new(&p, &bp.o, &err);
+	ok(rc == NT_EINVAL && p == NULL && strstr(err.msg, "profile options"),
+	   "profile options, non-zero tail: NT_EINVAL (%s)", err.msg);
+	nt_profile_opts po = NT_OPTS_INIT(nt_profile_opts);
+	po.sz = offsetof(nt_profile_opts, sequence);
+	rc = nt_profile_new(&p, &po, &err);
+	ok(rc == NT_EINVAL && p == NULL, "profile options, short sz: NT_EINVAL (%s)", err.msg);
+	rc = nt_profile_new(&p, NULL, &err);
+	ok(rc == 0 && p != NULL && err.code == 0, "profile options NULL: defaults");
+	nt_profile_free(p);
+
+	nt_membuf mb = {0};
+	nt_sink sink = nt_sink_membuf(&mb);
+	nt_stacks *st = NULL;
+	static const char folded[] = "main;work 10\n";
+	rc = nt_stacks_from_folded(&st, folded, sizeof folded - 1, NT_UNIT_SAMPLES, "t", &err);
+	is_int(rc, 0, "folded stacks");
+	nt_pprof_opts pp = NT_OPTS_INIT(nt_pprof_opts);
+	pp.sz = 1;
+	rc = nt_pprof_write(st, &pp, &sink, &err);
+	ok(rc == NT_EINVAL && strstr(err.msg, "pprof options"), "pprof options, short sz (%s)",
+	   err.msg);
+	pp.sz = sizeof pp;
+	rc = nt_pprof_write(st, &pp, &sink, &err);
+	ok(rc == 0 && mb.len > 0, "pprof options, NT_OPTS_INIT: written");
+	nt_stacks_free(st);
+	nt_membuf_free(&mb);
+
+	/* 5. the version is configure's */
+	is_str(nt_version(), PACKAGE_VERSION, "nt_version() is configure.ac's version");
+	return tap_done();
+}
