@@ -875,6 +875,7 @@ fail:
 int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
 		   nt_error *err)
 {
+	nt_error_clear(err);
 	if (!out)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_parse: NULL output pointer");
 	return rules_parse(out, text, len, name, NULL, err);
@@ -917,6 +918,7 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 
 int nt_rules_load(nt_rules **out, const char *path, nt_error *err)
 {
+	nt_error_clear(err);
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -953,6 +955,7 @@ const char *nt_rules_default_source(size_t *len)
 
 int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err)
 {
+	nt_error_clear(err);
 	char *buf = NULL;
 	size_t len = 0;
 	if (!out)
@@ -983,6 +986,7 @@ int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err)
 
 int nt_rules_default(nt_rules **out, nt_error *err)
 {
+	nt_error_clear(err);
 	return nt_rules_parse(out, cat_default_text, sizeof cat_default_text - 1,
 			      "default.rules", err);
 }
@@ -1005,6 +1009,7 @@ void nt_subsystems_free(nt_subsystems *S)
 int nt_subsystems_parse(nt_subsystems **out, const char *text, size_t len, const char *name,
 			nt_error *err)
 {
+	nt_error_clear(err);
 	if (!out)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
 			       "nt_subsystems_parse: NULL output pointer");
@@ -1023,6 +1028,7 @@ int nt_subsystems_parse(nt_subsystems **out, const char *text, size_t len, const
 
 int nt_subsystems_load(nt_subsystems **out, const char *path, nt_error *err)
 {
+	nt_error_clear(err);
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -1066,6 +1072,7 @@ static const char *sub_default(size_t *len)
 
 int nt_subsystems_default(nt_subsystems **out, nt_error *err)
 {
+	nt_error_clear(err);
 	size_t len;
 	const char *text = sub_default(&len);
 	if (!text) {

@@ -997,6 +997,7 @@ static int wr_check(nt_writer *w, nt_error *err)
 int nt_writer_open(nt_writer **out, const nt_sink *sink, const nt_trace_header *hdr,
 		   const nt_writer_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	nt_writer_opts o = {sizeof o, 5, WR_DEFAULT_BLOCK_SIZE, WR_DEFAULT_SP_INTERVAL};
 	nt_writer *w = NULL;
 	int rc;
@@ -1006,23 +1007,16 @@ int nt_writer_open(nt_writer **out, const nt_sink *sink, const nt_trace_header *
 	*out = NULL;
 	if (!sink || !sink->write || !hdr)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "writer: sink or header is NULL");
-	if (opts) {
-		/* Fields beyond a caller's smaller struct keep their defaults (libbpf style). */
-		if (opts->sz < sizeof(size_t))
-			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-				       "writer options: sz %zu is too small", opts->sz);
-		if (opts->sz >= offsetof(nt_writer_opts, format_version) +
-					sizeof o.format_version &&
-		    opts->format_version)
-			o.format_version = opts->format_version;
-		if (opts->sz >= offsetof(nt_writer_opts, block_size) + sizeof o.block_size &&
-		    opts->block_size)
-			o.block_size = opts->block_size;
-		if (opts->sz >= offsetof(nt_writer_opts, sp_interval_bytes) +
-					sizeof o.sp_interval_bytes &&
-		    opts->sp_interval_bytes)
-			o.sp_interval_bytes = opts->sp_interval_bytes;
-	}
+	nt_writer_opts u; /* the caller's; zero fields keep the defaults in o */
+	rc = nt_opts_load(&u, sizeof u, sizeof u, opts, "writer options", err);
+	if (rc)
+		return rc;
+	if (u.format_version)
+		o.format_version = u.format_version;
+	if (u.block_size)
+		o.block_size = u.block_size;
+	if (u.sp_interval_bytes)
+		o.sp_interval_bytes = u.sp_interval_bytes;
 	/* 4 names the same container (a nettrace V4 stream); V5 only adds metadata tags. */
 	if (o.format_version != 4 && o.format_version != 5 && o.format_version != 6)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
@@ -1088,6 +1082,7 @@ static int add_record(nt_writer *w, wbuf *b, uint32_t *id, nt_error *err)
 
 int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (rc)
 		return rc;
@@ -1123,6 +1118,7 @@ static int raw_is_v5(const nt_metadata *m, nt_error *err, int *is_v5)
 
 int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (rc)
 		return rc;
@@ -1188,6 +1184,7 @@ static int find_thread(nt_writer *w, uint64_t os_id, int create, size_t *idx)
 
 int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (rc)
 		return rc;
@@ -1277,6 +1274,7 @@ int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err)
 
 int nt_writer_flush(nt_writer *w, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (!rc)
 		rc = flush_queue(w, err);
@@ -1290,6 +1288,7 @@ int nt_writer_flush(nt_writer *w, nt_error *err)
 
 int nt_writer_sequence_point(nt_writer *w, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	return rc ? rc : flush_and_sp(w, err);
 }
@@ -1311,6 +1310,7 @@ static int emit_pending_meta(nt_writer *w, nt_error *err)
 
 int nt_writer_close(nt_writer *w, nt_error *err)
 {
+	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (!rc)
 		rc = flush_queue(w, err);

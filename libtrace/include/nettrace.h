@@ -520,7 +520,9 @@ typedef struct nt_pauses_info {
 	size_t nlist;
 } nt_pauses_info;
 
+/* Thread safety: none; one nt_pauses per thread. Fails with NT_ENOMEM. */
 NT_API int nt_pauses_new(nt_pauses **out, nt_error *err);
+/* Frees ps and the lists it returned (accepts NULL). */
 NT_API void nt_pauses_free(nt_pauses *ps);
 /* Feeds one event (any: others are ignored), in timestamp order. Returns 1 used, 0 not,
  * < 0 out of memory. */
@@ -566,6 +568,8 @@ NT_API const char *nt_category_name(int cat);
 /* Parses a category name; returns the category or -1. */
 NT_API int nt_category_parse(const char *name);
 
+/* Thread safety: immutable once parsed; one nt_rules may serve several profiles and
+ * threads. Lifetime: until nt_rules_free(); a profile or live view using it borrows it. */
 typedef struct nt_rules nt_rules;
 
 /* Parses a rules file's text (doc/man/nettrace-rules.5: one rule per line,
@@ -605,7 +609,10 @@ enum nt_symtab_flags {
 	NT_SYMTAB_RUNDOWN_ONLY = 1u << 0,
 };
 
+/* Thread safety: adding events needs exclusive use; lookups may run concurrently after
+ * nt_symtab_seal() (below). Fails with NT_ENOMEM. */
 NT_API int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err);
+/* Frees st and every name it returned (accepts NULL). */
 NT_API void nt_symtab_free(nt_symtab *st);
 /* Records method and module events (JIT MethodLoadVerbose, rundown MethodDC*Verbose,
  * Module/DomainModule load and rundown); ignores others. Returns 1 if the event was used,
@@ -726,14 +733,29 @@ typedef struct nt_profile_opts {
 	nt_profile_sample_fn charge_fn;
 } nt_profile_opts;
 
+/* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point
+ * at (rules, threads, select, pids, ...) is borrowed and must outlive the profile. On
+ * failure *out is NULL (NT_EINVAL for bad options, NT_ENOMEM). */
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
+/* Frees p and everything it returned (accepts NULL). */
 NT_API void nt_profile_free(nt_profile *p);
 /* Reads r to the end as one session (name is its file name for messages and output).
  * Memory grows with distinct stacks, not with samples. Errors are the reader's.
  * A truncated trace is accepted (the reader's warning stays available). */
 NT_API int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err);
-/* Finishes the profile (infers rates, resolves symbols, applies rules). Called
- * implicitly by the accessors below. */
+/* Finishes the profile (infers rates, resolves symbols, applies rules). The contract:
+ *  - call it once after the last nt_profile_add_trace(); later nt_profile_add_trace()
+ *    calls fail with NT_EINVAL. Calling it again after a success does nothing (returns 0);
+ *  - every accessor below (sessions, groups, threads, when grid, native frames) and every
+ *    consumer (trees, stacks sources, folded output, stores) finishes p first if it is not
+ *    finished yet; an accessor without an nt_error then returns NULL/0 when finishing fails.
+ *    Call nt_profile_finish() yourself to get the error;
+ *  - a failed finish (NT_ENOMEM, or a symbol resolver's error) leaves p unusable: report
+ *    the error and nt_profile_free() it.
+ * Thread safety (nt_profile): none while adding traces and finishing; once finished, the
+ * const accessors and nt_profile_foreach() only read, but nt_profile_* functions take a
+ * non-const pointer and may cache (selection, labels): use a profile from one thread at a
+ * time. Everything a profile returns is borrowed until nt_profile_free(). */
 NT_API int nt_profile_finish(nt_profile *p, nt_error *err);
 
 /* Why frames are (un)resolved (nt_session_info.symbols), counted once per frame of each
@@ -851,6 +873,7 @@ NT_API int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx);
 typedef struct nt_select nt_select;
 enum nt_select_kind { NT_SELECT_FOCUS = 0, NT_SELECT_EXCLUDE, NT_SELECT_GROUP, NT_SELECT_FOLD };
 
+/* Fails with NT_ENOMEM. Adding patterns needs exclusive use. */
 NT_API int nt_select_new(nt_select **out, nt_error *err);
 /* Adds one --focus/--exclude regex or --group/--fold pattern text; NT_EINVAL with a message
  * naming the pattern when it does not compile. */
@@ -889,9 +912,10 @@ NT_API int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink 
 			 nt_error *err);
 /* Parses "samples", "ns", "us", "ms"; -1 if unknown. */
 NT_API int nt_unit_parse(const char *s);
-/* Parses a range "A..B" (either side optional) with units ns/us/ms/s (default s?) or raw
- * timestamps with the prefix "ts:"; fills the range fields of opts. Returns 0 or
- * NT_EINVAL with a message. */
+/* Parses a range "A..B" (either side optional): numbers with a unit ns, us, ms, s or m
+ * (min), s when none is given, or raw timestamps with the prefix "ts:"; fills the range
+ * fields of opts (has_start, has_end, range_raw, start, end) and nothing else. Returns 0
+ * or NT_EINVAL with a message naming the bad bound. */
 NT_API int nt_range_parse(const char *s, nt_profile_opts *opts, nt_error *err);
 
 /* ---------------------------------------------------------------------------------------
@@ -1042,6 +1066,8 @@ NT_API int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tr
  * below) with the time of the stacks through that pair (once per stack) and, as its self,
  * the part where the pair ends the stack. FUNC is a frame name, or a regex (POSIX
  * extended, any case) that matches exactly one distinct name; else NT_EINVAL says so. */
+/* Thread safety: immutable once built (reads may run concurrently); it copies what it
+ * keeps, so the profile may be freed before it. */
 typedef struct nt_butterfly nt_butterfly;
 typedef struct nt_butterfly_opts {
 	size_t sz;        /* sizeof(nt_butterfly_opts) */
@@ -1343,6 +1369,8 @@ NT_API int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_c
  * instruction, as addr2line users do (nt_profile does).
  * ------------------------------------------------------------------------------------- */
 
+/* Thread safety: none (lookups fill its caches); one resolver per thread. Everything it
+ * returns is borrowed until nt_native_free(). */
 typedef struct nt_native nt_native;
 
 enum nt_native_flags {
