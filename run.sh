@@ -5,16 +5,21 @@
 #   ./run.sh demo       install what is missing, build, run nettrace-info on bundled traces,
 #                       then record examples/nettrace-example and show its profile
 #   ./run.sh test       install what is missing, build as CI does (-Werror, ASan + UBSan),
-#                       make check, fuzz smoke (60 s over four targets, needs clang), then print
+#                       make check, fuzz smoke (60 s over four targets, needs clang), the
+#                       other builds (below: build + unit tests), then print
 #                       whether the .NET tests ran (they need the .NET 10 SDK, which run.sh does
 #                       not install) and "N passed, N failed"; exit non-zero if anything failed
+#   ./run.sh builds     the other builds CI checks, build + unit tests only (no e2e suite,
+#                       to keep CI time low): clang with -Werror, and gcc with plain -O2 (no
+#                       -g, no sanitizers), each in a copy of the sources under build-ci/
 #   ./run.sh distcheck  make distcheck: the release tarball must build, test and install
 #   ./run.sh deps       only install the missing Debian packages
 #
 # Idempotent: apt-get runs only for packages that dpkg does not list as installed (with sudo
 # when not root); autoreconf runs only when ./configure is missing; configure runs again only
 # when its options change (then the old objects are cleaned). The build is in the source tree.
-# Environment: FUZZ_SECONDS (default 60; 0 skips the fuzz smoke), JOBS (default: nproc).
+# Environment: FUZZ_SECONDS (default 60; 0 skips the fuzz smoke), JOBS (default: nproc),
+# NT_CI_BUILDS (default "clang o2"; empty skips the other builds).
 set -u
 
 cd "$(dirname "$0")" || exit 1
@@ -177,6 +182,11 @@ run_tests() {
 		say "fuzz smoke skipped"
 	fi
 
+	# The other compilers and flags: build + unit tests only (a few minutes each).
+	other_builds
+	n=$?
+	fail=$((fail + n))
+
 	dotnet_summary
 	if [ "${skip:-0}" -gt 0 ]; then
 		echo "$pass passed, $fail failed, $skip skipped"
@@ -184,6 +194,59 @@ run_tests() {
 		echo "$pass passed, $fail failed"
 	fi
 	[ "$fail" -eq 0 ]
+}
+
+# other_build NAME CONFIGURE-ARG...: configures, builds and runs the unit and build tests
+# (make check TESTS='$(UNIT_TESTS) $(BUILD_TESTS)') in build-ci/NAME, a fresh copy of the
+# sources (git's tracked files, or the tree without its build outputs), so that the in-tree
+# build is left alone. Its log: build-ci/NAME.log. Returns non-zero on any failure.
+other_build() {
+	name=$1
+	shift
+	dir=build-ci/$name
+	log=build-ci/$name.log
+	rm -rf "$dir"
+	mkdir -p "$dir" || return 1
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files -z | xargs -0 tar cf - | (cd "$dir" && tar xf -) || return 1
+	else
+		tar cf - --exclude=./build-ci --exclude=./bench/out --exclude=./fuzz-out . |
+			(cd "$dir" && tar xf -) || return 1
+		[ -f "$dir/Makefile" ] && (cd "$dir" && make -s distclean >/dev/null 2>&1)
+	fi
+	say "$name build: ./configure $* (log: $log)"
+	(
+		cd "$dir" || exit 1
+		mkdir -p m4 && autoreconf -fi && ./configure -q "$@" && make -s -j"$JOBS" &&
+			make -s -j"$JOBS" check TESTS='$(UNIT_TESTS) $(BUILD_TESTS)'
+	) >"$log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		say "$name build: ok"
+	else
+		say "$name build: FAILED; the end of $log:"
+		tail -n 40 "$log" >&2
+	fi
+	return $rc
+}
+
+# other_builds: the builds of NT_CI_BUILDS; prints "N other builds failed" and returns
+# their number.
+other_builds() {
+	nfail=0
+	for b in ${NT_CI_BUILDS-clang o2}; do
+		case $b in
+		clang)
+			if ! command -v clang >/dev/null 2>&1; then
+				say "clang build skipped: no clang"
+				continue
+			fi
+			other_build clang CC=clang --enable-werror || nfail=$((nfail + 1)) ;;
+		o2) other_build o2 CFLAGS=-O2 --enable-werror || nfail=$((nfail + 1)) ;;
+		*) say "unknown build '$b' in NT_CI_BUILDS"; nfail=$((nfail + 1)) ;;
+		esac
+	done
+	return $nfail
 }
 
 distcheck() {
@@ -195,7 +258,8 @@ distcheck() {
 case $mode in
 demo) demo ;;
 test) run_tests ;;
+builds) install_deps $PKGS_BUILD clang; other_builds ;;
 distcheck) distcheck ;;
 deps) install_deps $PKGS_BUILD $PKGS_TEST && install_playwright ;;
-*) echo "usage: ./run.sh demo|test|distcheck|deps" >&2; exit 1 ;;
+*) echo "usage: ./run.sh demo|test|builds|distcheck|deps" >&2; exit 1 ;;
 esac

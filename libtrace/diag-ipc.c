@@ -591,9 +591,8 @@ static int get_str(const reply *r, size_t *pos, char *out, size_t len, const cha
 	return 0;
 }
 
-int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out, nt_error *err)
+static int process_info(const char *path, int timeout_ms, nt_diag_info *out, nt_error *err)
 {
-	nt_error_clear(err);
 	memset(out, 0, sizeof *out);
 	for (int v = 2; v >= 1; v--) {
 		msg m;
@@ -646,6 +645,18 @@ int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out, nt
 		return 0;
 	}
 	return nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET, "unreachable");
+}
+
+int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out, nt_error *err)
+{
+	nt_error_clear(err);
+	nt_diag_info info;
+	if (!out || out->sz < sizeof info || out->sz > 4096)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "nt_diag_process_info: out->sz is not set (NT_INIT)");
+	int rc = process_info(path, timeout_ms, &info, err);
+	nt_out_store(out, &info, sizeof info, sizeof info);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ tracing */

@@ -597,8 +597,8 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 				start_ns = t0;
 			if (i == 0 || t1 > end_ns)
 				end_ns = t1;
-			if (i == 0 && si->rate.inferred_interval_ns > 0)
-				period = llround(si->rate.inferred_interval_ns);
+			if (i == 0 && si->rate->inferred_interval_ns > 0)
+				period = llround(si->rate->inferred_interval_ns);
 			int64_t sn = lit(&c, si->name ? si->name : "");
 			if (sn < 0)
 				goto nomem;

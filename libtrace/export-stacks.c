@@ -66,7 +66,7 @@ int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *f
 	rc = nt_opts_load(&o, sizeof o, sizeof o, fo, "fold options", err);
 	if (rc)
 		return rc;
-	if (!fo)
+	if (o.unit == NT_UNIT_DEFAULT)
 		o.unit = NT_UNIT_NS;
 	if (o.unit < NT_UNIT_SAMPLES || o.unit > NT_UNIT_MS)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown unit %d", o.unit);
@@ -105,6 +105,8 @@ int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int uni
 	*out = NULL;
 	if (!text && len)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no folded text");
+	if (unit == NT_UNIT_DEFAULT)
+		unit = NT_UNIT_SAMPLES;
 	if (unit < NT_UNIT_SAMPLES || unit > NT_UNIT_MS)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown unit %d", unit);
 	int rc = stacks_new(out, name, err);

@@ -37,6 +37,10 @@ int nt_fail_errno(nt_error *err, int sys_errno, const char *fmt, ...) NT_PRINTF(
  * message ("reader options"). */
 int nt_opts_load(void *dst, size_t dst_sz, size_t min_sz, const void *src, const char *what,
 		 nt_error *err);
+/* Stores val (lib_sz bytes, a struct that starts with size_t sz) into the caller's output
+ * struct out, whose sz the caller set: at most that many bytes, out's sz kept. Returns 0,
+ * or -1 (nothing written) when out's sz is below min_sz (not set) or absurd. */
+int nt_out_store(void *out, const void *val, size_t lib_sz, size_t min_sz);
 
 /* a*b with overflow check; returns 0 and sets *out, or -1 on overflow. */
 static inline int nt_mul_size(size_t a, size_t b, size_t *out)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* opts.c - the API's contracts: the one check of the caller's option structs (nt_*_opts),
- * and nt_version(). Every public function
- * that takes options copies them through nt_opts_load(), so all of them accept the same
- * sizes and reject the same mistakes.
+/* opts.c - the API's contracts for caller-sized structs: the one check of the caller's
+ * options (nt_opts_load()), the one way to fill the caller's output structs
+ * (nt_out_store()), and nt_version(). Every public function that takes options copies
+ * them through nt_opts_load(), so all of them accept the same sizes and reject the same
+ * mistakes.
  *
  * An options struct starts with "size_t sz", the sizeof the struct the caller was compiled
  * with. A caller built against an older header passes a smaller sz: the fields it does not
@@ -27,7 +28,7 @@ int nt_opts_load(void *dst, size_t dst_sz, size_t min_sz, const void *src, const
 		if (sz < min_sz || sz < sizeof(size_t))
 			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
 				       "%s: sz is %zu, expected at least %zu (initialise the struct "
-				       "with NT_OPTS_INIT)", what, sz, min_sz);
+				       "with NT_INIT)", what, sz, min_sz);
 		if (sz > NT_OPTS_MAX_SIZE)
 			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
 				       "%s: sz is %zu, not the size of an options struct", what, sz);
@@ -47,4 +48,15 @@ int nt_opts_load(void *dst, size_t dst_sz, size_t min_sz, const void *src, const
 const char *nt_version(void)
 {
 	return PACKAGE_VERSION;
+}
+
+int nt_out_store(void *out, const void *val, size_t lib_sz, size_t min_sz)
+{
+	size_t sz;
+	memcpy(&sz, out, sizeof sz);
+	if (sz < min_sz || sz < sizeof(size_t) || sz > NT_OPTS_MAX_SIZE)
+		return -1;
+	memcpy(out, val, sz < lib_sz ? sz : lib_sz);
+	memcpy(out, &sz, sizeof sz);
+	return 0;
 }

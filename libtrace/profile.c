@@ -114,6 +114,8 @@ typedef struct pthread_state {
 
 typedef struct psession {
 	nt_session_info info;
+	nt_rate_info rate_info;     /* info.rate and info.pauses point at these */
+	nt_pauses_info pauses_info;
 	char *name;
 	nt_symtab *sym;
 	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
@@ -675,7 +677,9 @@ int nt_profile_when_grid(nt_profile *p, nt_when_grid *out, nt_error *err)
 	int rc = nt_profile_finish(p, err);
 	if (rc)
 		return rc;
-	*out = p->when_grid;
+	if (nt_out_store(out, &p->when_grid, sizeof p->when_grid, sizeof p->when_grid))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
+			       "nt_profile_when_grid: out->sz is not set (NT_INIT)");
 	return 0;
 }
 
@@ -1454,16 +1458,18 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 		if (rc)
 			return rc;
 		const nt_rate_info *ri = nt_rate_result(s->rate);
-		s->info.rate = *ri;
-		s->info.rate.lost_samples = s->info.lost_events;
+		s->rate_info = *ri;
+		s->rate_info.lost_samples = s->info.lost_events;
 		if (ri->ngaps) {
 			s->gaps = malloc(ri->ngaps * sizeof(nt_gap));
 			if (!s->gaps)
 				return NOMEM(p, err);
 			memcpy(s->gaps, ri->gaps, ri->ngaps * sizeof(nt_gap));
 		}
-		s->info.rate.gaps = s->gaps;
-		s->info.pauses = *nt_pauses_result(s->pauses);
+		s->rate_info.gaps = s->gaps;
+		s->info.rate = &s->rate_info;
+		s->pauses_info = *nt_pauses_result(s->pauses);
+		s->info.pauses = &s->pauses_info;
 	}
 	/* Resolve every stack once: names (leaf first) and the frame-rule category. An IP
 	 * that no managed method covers, in a session with a module map, is native: it becomes
@@ -1537,7 +1543,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	if (p->o.compat == NT_COMPAT_NONE) {
 		for (size_t i = 0; i < p->ns; i++) {
 			nt_session_info *si = &p->s[i].info;
-			double iv = si->rate.inferred_interval_ns;
+			double iv = si->rate->inferred_interval_ns;
 			si->sample_weight_ns = iv > 0 ? iv
 					       : si->header.expected_sampling_ns
 						       ? (double)si->header.expected_sampling_ns
@@ -1548,7 +1554,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			if (g->own_weight)
 				continue;
 			const nt_session_info *si = &p->s[g->session].info;
-			double iv = si->rate.inferred_interval_ns;
+			double iv = si->rate->inferred_interval_ns;
 			if (!(iv > 0))
 				iv = si->header.expected_sampling_ns ? si->header.expected_sampling_ns
 								     : 1e6;

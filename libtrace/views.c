@@ -533,7 +533,7 @@ int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opt
 	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
 	if (orc)
 		return orc;
-	if (!po)
+	if (pl.unit == NT_UNIT_DEFAULT)
 		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	nt_out o;
@@ -643,7 +643,7 @@ int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_prin
 	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
 	if (orc)
 		return orc;
-	if (!po)
+	if (pl.unit == NT_UNIT_DEFAULT)
 		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	size_t na, nb;
@@ -853,9 +853,9 @@ int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_
 	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
 	if (orc)
 		return orc;
-	if (!opts)
+	if (po.unit == NT_UNIT_DEFAULT)
 		po.unit = NT_TREE_UNIT_AUTO;
-	nt_tree_when_info wi;
+	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	uint32_t wb = nt_tree_when(t, &wi) ? wi.buckets : 0;
 	const nt_tree_node *root = nt_tree_root(t);
 	nt_out o;

@@ -98,7 +98,7 @@ static int do_list(tool *t)
 	printf("%-8s %-20s %-12s %s\n", "PID", "NAME", "RUNTIME", "COMMAND LINE");
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], comm[64];
-		nt_diag_info info;
+		nt_diag_info info = NT_INIT(nt_diag_info);
 		proc_comm(pids[i], comm, sizeof comm);
 		nt_error_clear(&err);
 		if (nt_diag_socket_path(pids[i], path, sizeof path, &err) ||
@@ -124,7 +124,7 @@ static int find_by_name(tool *t, const char *name, uint32_t *pid)
 		return tool_error(t, NULL, &err);
 	for (size_t i = 0; i < n; i++) {
 		char comm[64], base[256], path[4096];
-		nt_diag_info info;
+		nt_diag_info info = NT_INIT(nt_diag_info);
 		memset(&info, 0, sizeof info);
 		proc_comm(pids[i], comm, sizeof comm);
 		nt_error_clear(&err);
@@ -197,7 +197,7 @@ static int wait_socket(tool *t, pid_t child, char *sock, size_t len, nt_error *e
 		}
 		nt_error e2;
 		nt_error_clear(&e2);
-		nt_diag_info info;
+		nt_diag_info info = NT_INIT(nt_diag_info);
 		if (nt_diag_socket_path((uint32_t)child, sock, len, &e2) == 0 &&
 		    nt_diag_process_info(sock, 1000, &info, &e2) == 0)
 			return 0;
@@ -739,7 +739,7 @@ int main(int argc, char **argv)
 		return tool_error(&t, NULL, &err);
 	}
 	r.sock = sock;
-	nt_diag_info info;
+	nt_diag_info info = NT_INIT(nt_diag_info);
 	if (nt_diag_process_info(sock, r.timeout_ms, &info, &err)) {
 		int ec = tool_error(&t, sock, &err);
 		nt_diag_providers_free(&ps);

@@ -217,8 +217,8 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 			fprintf(stderr,
 				"%s: %s: %llu samples, inferred interval %.0f ns (declared %llu ns, %s)\n",
 				t->prog, si->name, (unsigned long long)si->samples,
-				si->rate.inferred_interval_ns,
-				(unsigned long long)si->rate.declared_interval_ns, si->rate.schedule);
+				si->rate->inferred_interval_ns,
+				(unsigned long long)si->rate->declared_interval_ns, si->rate->schedule);
 		}
 	}
 	profile_check_selection(t, a, sd->p);
@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
 	int format = FMT_SVG, folded = 0, timeline = 0;
 	nt_tree *tl_tree = NULL;
-	nt_flame_opts fo = NT_OPTS_INIT(nt_flame_opts);
+	nt_flame_opts fo = NT_INIT(nt_flame_opts);
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
 	profile_args a;
 	profile_args_init(&a);
@@ -501,7 +501,7 @@ int main(int argc, char **argv)
 	if (timeline) {
 		/* the density of the whole selection: the root's time histogram */
 		nt_tree_opts to = {sizeof to, 0, 0, 0, 0, TIMELINE_BUCKETS, 0};
-		nt_tree_when_info wi;
+		nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 		nt_error terr;
 		nt_error_clear(&terr);
 		if (nt_tree_new(&tl_tree, cur.p, &to, &terr)) {

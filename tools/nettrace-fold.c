@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"%s: %s: %llu samples, inferred interval %.0f ns (declared %llu ns, %s)\n",
 				t.prog, si->name, (unsigned long long)si->samples,
-				si->rate.inferred_interval_ns,
-				(unsigned long long)si->rate.declared_interval_ns, si->rate.schedule);
+				si->rate->inferred_interval_ns,
+				(unsigned long long)si->rate->declared_interval_ns, si->rate->schedule);
 		}
 	}
 	profile_check_selection(&t, &a, p);

@@ -588,7 +588,7 @@ static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, char **files, 
 		ec = file_id(t, files[i], idbuf[i], sizeof idbuf[i]);
 		ids[i] = idbuf[i];
 	}
-	nt_store_stats ss;
+	nt_store_stats ss = NT_INIT(nt_store_stats);
 	nt_store_stats_get(st, &ss);
 	if (!ec && ss.sessions != (uint64_t)nfiles) {
 		fprintf(stderr, "%s: %d files gave %" PRIu64 " sessions; --to needs one each\n",
@@ -797,7 +797,7 @@ int main(int argc, char **argv)
 			goto finish;
 		}
 		if (t.verbose) {
-			nt_store_stats ss;
+			nt_store_stats ss = NT_INIT(nt_store_stats);
 			nt_store_stats_get(st, &ss);
 			fprintf(stderr,
 				"%s: imported %" PRIu64 " session(s), %" PRIu64 " samples in %" PRIu64

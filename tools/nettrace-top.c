@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 	pthread_t fth;
 	int following = 0;
 	if (pid) {
-		nt_diag_info info;
+		nt_diag_info info = NT_INIT(nt_diag_info);
 		if (nt_diag_socket_path((uint32_t)pid, sock, sizeof sock, &err) ||
 		    nt_diag_process_info(sock, 0, &info, &err)) {
 			int ec = tool_error(&t, NULL, &err);

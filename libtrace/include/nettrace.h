@@ -10,10 +10,15 @@
  *  - objects are created by nt_X_open()/nt_X_new() and released by nt_X_free(), which
  *    accepts NULL;
  *  - option structs start with "size_t sz" (set it to sizeof the struct: initialise them
- *    with NT_OPTS_INIT); NULL = defaults, and a zero field means that field's default.
+ *    with NT_INIT); NULL = defaults, and a zero field means that field's default.
  *    Every function that takes options checks them the same way: NT_EINVAL when sz is
  *    smaller than the struct's first released version, or larger than the library knows
  *    with non-zero bytes in the part it does not know (a newer option it cannot honour);
+ *  - output structs the caller allocates and a function fills (nt_store_stats,
+ *    nt_when_grid, nt_tree_when_info, nt_diag_info) start with "size_t sz" too, set by the
+ *    caller (NT_INIT): the library writes that many bytes at most, and rejects a sz below
+ *    the struct's first released version (NT_EINVAL, or the "no result" return value of a
+ *    function without an nt_error). nt_value, nt_error and nt_sink are fixed: never grown;
  *  - every public function that takes an nt_error clears it on entry, so a reused
  *    nt_error always describes the call that just failed (or is clear after a success);
  *  - handles (nt_reader, nt_writer, nt_profile, ...) have no internal locking: one thread
@@ -37,12 +42,13 @@ extern "C" {
 #define NT_API
 #endif
 
-/* Zero-initialises an options struct and sets its sz:
- *   nt_reader_opts o = NT_OPTS_INIT(nt_reader_opts); */
+/* Zero-initialises a struct that starts with "size_t sz" (options, and the output structs
+ * the caller allocates and the library fills) and sets its sz:
+ *   nt_reader_opts o = NT_INIT(nt_reader_opts); */
 #ifdef __cplusplus
-#define NT_OPTS_INIT(type) { sizeof(type) }
+#define NT_INIT(type) { sizeof(type) }
 #else
-#define NT_OPTS_INIT(type) { .sz = sizeof(type) }
+#define NT_INIT(type) { .sz = sizeof(type) }
 #endif
 
 /* The library's version, "MAJOR.MINOR.PATCH" (configure.ac's AC_INIT, the one place it is
@@ -776,7 +782,8 @@ typedef struct nt_symbol_coverage {
 typedef struct nt_session_info {
 	const char *name;
 	nt_trace_header header;
-	nt_rate_info rate;        /* inferred sampling rate (gaps borrowed from the profile) */
+	const nt_rate_info *rate; /* inferred sampling rate; borrowed, as its gaps, from the
+				     profile (a pointer, so that nt_rate_info can grow) */
 	uint64_t samples;         /* ThreadSample events read */
 	uint64_t samples_selected; /* after range/thread/category filters */
 	uint64_t first_ts, last_ts; /* raw timestamps of the first/last sample */
@@ -790,7 +797,8 @@ typedef struct nt_session_info {
 	double gc_charged_ns;      /* GC pause time charged as gc to the threads that sat in
 				      the pauses, summed over threads (compat modes: 0) */
 	uint64_t gc_charges;       /* (thread, pause) pairs charged */
-	nt_pauses_info pauses;     /* the runtime's GC pauses and suspensions */
+	const nt_pauses_info *pauses; /* the runtime's GC pauses and suspensions; borrowed from
+				      the profile (a pointer, so that nt_pauses_info can grow) */
 	nt_symbol_coverage symbols;
 	double sample_weight_ns;   /* the weight of one sample: the inferred interval (else the
 				      declared one, else 1 ms); 0 in the compat modes, whose
@@ -893,12 +901,14 @@ NT_API void nt_select_free(nt_select *s);
  * Folded stacks (fold.c); unit and range parsers (profile-opts.c)
  * ------------------------------------------------------------------------------------- */
 
-enum nt_unit { NT_UNIT_SAMPLES = 0, NT_UNIT_NS, NT_UNIT_US, NT_UNIT_MS };
+/* Units of weights. 0 (NT_UNIT_DEFAULT) is each use's default: ns for folded output and
+ * stack sources of a profile, samples for folded input, auto-scaled time for trees. */
+enum nt_unit { NT_UNIT_DEFAULT = 0, NT_UNIT_SAMPLES, NT_UNIT_NS, NT_UNIT_US, NT_UNIT_MS };
 enum nt_catframe { NT_CATFRAME_NONE = 0, NT_CATFRAME_LEAF, NT_CATFRAME_ROOT };
 
 typedef struct nt_fold_opts {
 	size_t sz;
-	int unit;            /* enum nt_unit (default NS) */
+	int unit;            /* enum nt_unit (0: NS) */
 	int per_thread;      /* root frame "Thread (TID)" */
 	int category_frame;  /* enum nt_catframe */
 	int no_module;       /* drop "Module!" prefixes */
@@ -1012,7 +1022,7 @@ NT_API const nt_tree_func *nt_tree_func_at(const nt_tree *t, int order, size_t i
 
 typedef struct nt_tree_print_opts {
 	size_t sz;            /* sizeof(nt_tree_print_opts) */
-	int unit;             /* enum nt_unit or NT_TREE_UNIT_AUTO (the default when opts is
+	int unit;             /* enum nt_unit or NT_TREE_UNIT_AUTO (the default: 0, or opts
 				 NULL); NT_UNIT_SAMPLES drops the time column */
 	uint32_t max_depth;   /* show levels 1..max_depth only; 0 = all */
 	double min_percent;   /* hide nodes (and their subtrees) below this % of the root */
@@ -1110,7 +1120,7 @@ NT_API int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_
 				  nt_error *err);
 /* A stack source over folded text: "root;...;leaf COUNT" lines (nettrace-fold,
  * flamegraph.pl's stackcollapse-*, inferno), COUNT a decimal number ("12", "0.5"); blank
- * lines are skipped and CRLF is accepted. unit (enum nt_unit) says what COUNT is. The text
+ * lines are skipped and CRLF is accepted. unit (enum nt_unit; 0: samples) says what COUNT is. The text
  * is borrowed (it must outlive the source) and parsed by each export, fast (no copy, one
  * pass): a malformed line fails the export with NT_EFORMAT, "line N: ..." and the line's
  * byte offset in its text; nt_stacks_error_input() then names that text. name names the
@@ -1263,6 +1273,7 @@ NT_API int nt_store_commit(nt_store *st, nt_error *err);
 
 /* What the store imported so far. */
 typedef struct nt_store_stats {
+	size_t sz;          /* sizeof(nt_store_stats), set by the caller (NT_INIT) */
 	uint64_t sessions;  /* sessions added by nt_store_add_profile() */
 	uint64_t samples;   /* rows added to samples */
 	uint64_t events;    /* rows added to events */
@@ -1271,7 +1282,9 @@ typedef struct nt_store_stats {
 	uint64_t frames;
 	uint64_t functions;
 } nt_store_stats;
-NT_API void nt_store_stats_get(const nt_store *st, nt_store_stats *out);
+/* Fills *out (its sz set by the caller); returns 0, or NT_EINVAL (nothing written) for a
+ * sz that is not set. */
+NT_API int nt_store_stats_get(const nt_store *st, nt_store_stats *out);
 
 /* Query results. */
 enum nt_sql_type { NT_SQL_NULL = 0, NT_SQL_INTEGER, NT_SQL_REAL, NT_SQL_TEXT, NT_SQL_BLOB };
@@ -1623,6 +1636,7 @@ typedef struct nt_when_bin {
 
 /* The time grid of a profile built with nt_profile_opts.when. */
 typedef struct nt_when_grid {
+	size_t sz;                  /* sizeof(nt_when_grid), set by the caller (NT_INIT) */
 	int64_t origin_ns;          /* start of fine bucket 0, ns since the session start */
 	uint64_t width_ns;          /* width of one fine bucket (a power of two, >= 1) */
 	uint32_t nbuckets;          /* NT_WHEN_FINE */
@@ -1630,8 +1644,9 @@ typedef struct nt_when_grid {
 	uint64_t samples;           /* samples recorded, all groups (0: the grid is empty) */
 } nt_when_grid;
 
-/* Fills *out with p's grid (finishing p if needed). Fails with NT_EINVAL when p was built
- * without nt_profile_opts.when, or with the profile's error. */
+/* Fills *out (its sz set by the caller) with p's grid (finishing p if needed). Fails with
+ * NT_EINVAL when p was built without nt_profile_opts.when or out's sz is not set, or with
+ * the profile's error. */
 NT_API int nt_profile_when_grid(nt_profile *p, nt_when_grid *out, nt_error *err);
 
 /* The display buckets of a tree built with when_buckets. They split [start_ns, end_ns)
@@ -1640,6 +1655,7 @@ NT_API int nt_profile_when_grid(nt_profile *p, nt_when_grid *out, nt_error *err)
  * counted from start_ns) belongs to display bucket j * buckets / fine (rounded down), so
  * widths differ by one fine bucket at most (a bucket may hold none when fine < buckets). */
 typedef struct nt_tree_when_info {
+	size_t sz;                  /* sizeof(nt_tree_when_info), set by the caller (NT_INIT) */
 	uint32_t buckets;           /* nt_tree_opts.when_buckets */
 	int64_t start_ns, end_ns;
 	uint64_t fine_ns;           /* width of a fine bucket (nt_when_grid.width_ns) */
@@ -1647,7 +1663,8 @@ typedef struct nt_tree_when_info {
 	uint64_t samples;           /* samples in the tree (the root's) */
 	uint64_t peak;              /* the root's fullest bucket, in samples */
 } nt_tree_when_info;
-/* Returns 1 and fills *out when t has time histograms, else 0. */
+/* Returns 1 and fills *out (NULL: only asks; else its sz set by the caller) when t has
+ * time histograms, else 0 (also when out's sz is not set: nothing is written). */
 NT_API int nt_tree_when(const nt_tree *t, nt_tree_when_info *out);
 
 /* Time per subsystem in a tree whose profile classifies subsystems. Self: the samples the
@@ -1697,6 +1714,7 @@ NT_API int nt_diag_connect(const char *path, nt_error *err);
 /* ProcessInfo2 (ProcessInfo on runtimes before .NET 7: version 1, no assembly/version).
  * Strings are UTF-8, truncated to their buffers. */
 typedef struct nt_diag_info {
+	size_t sz;               /* sizeof(nt_diag_info), set by the caller (NT_INIT) */
 	int version;             /* 2 or 1: which command answered */
 	uint64_t ns_pid;         /* the pid the process sees (its pid namespace) */
 	uint8_t cookie[16];      /* runtime instance GUID */
@@ -1706,6 +1724,7 @@ typedef struct nt_diag_info {
 	char assembly[256];      /* the entry assembly's name */
 	char clr_version[128];   /* the runtime's product version, e.g. "10.0.12" */
 } nt_diag_info;
+/* Fills *out (its sz set by the caller; NT_EINVAL when it is not). */
 NT_API int nt_diag_process_info(const char *path, int timeout_ms, nt_diag_info *out,
 				nt_error *err);
 

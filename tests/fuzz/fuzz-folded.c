@@ -31,7 +31,7 @@ static void exports(const char *text, size_t len, int variant, nt_membuf *mb,
 	nt_error err;
 	nt_stacks *s = NULL, *base = NULL;
 	nt_error_clear(&err);
-	int rc = nt_stacks_from_folded(&s, text, len, variant % 4, "fuzz", &err);
+	int rc = nt_stacks_from_folded(&s, text, len, 1 + variant % 4, "fuzz", &err);
 	check(rc, &err);
 	if (rc < 0)
 		return;
@@ -56,7 +56,7 @@ static void exports(const char *text, size_t len, int variant, nt_membuf *mb,
 
 	/* Differential: the first half as the base, the second half appended to the source. */
 	size_t half = len / 2;
-	rc = nt_stacks_from_folded(&base, text, half, variant % 4, "base", &err);
+	rc = nt_stacks_from_folded(&base, text, half, 1 + variant % 4, "base", &err);
 	check(rc, &err);
 	if (rc == 0) {
 		check(nt_stacks_add_folded(s, text + half, len - half, "more", &err), &err);

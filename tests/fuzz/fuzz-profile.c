@@ -89,7 +89,7 @@ static void trees(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *sink
 	check(nt_tree_write_text(t, &po, sink, &err), &err);
 
 	/* The flame graph's timeline strip, as nettrace-flame --timeline draws it. */
-	nt_tree_when_info wi;
+	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	const nt_tree_node *root = nt_tree_root(t);
 	nt_stacks *s = NULL;
 	nt_fold_opts fo = {sizeof fo, NT_UNIT_NS, to.per_thread, NT_CATFRAME_LEAF, to.no_module,
@@ -180,8 +180,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk w = {p, 0};
 	for (size_t i = 0; i < nt_profile_session_count(p); i++) {
 		const nt_session_info *si = nt_profile_session(p, i);
-		for (size_t k = 0; si && k < si->rate.ngaps; k++)
-			w.sum += si->rate.gaps[k].length_ns;
+		for (size_t k = 0; si && k < si->rate->ngaps; k++)
+			w.sum += si->rate->gaps[k].length_ns;
 		nt_native *nn = nt_profile_native(p, i);
 		for (size_t k = 0; nn && k < nt_native_module_count(nn); k++) {
 			nt_native_module m;
@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				w.sum += strlen(m.path) + strlen(m.message);
 		}
 	}
-	nt_when_grid g;
+	nt_when_grid g = NT_INIT(nt_when_grid);
 	check(nt_profile_when_grid(p, &g, &err), &err);
 	(void)nt_profile_foreach(p, on_group, &w);
 

@@ -72,10 +72,10 @@ int main(void)
 	ok(rc == 0 && err.code == 0 && err.msg[0] == '\0', "good pattern after a bad one: clear");
 	nt_select_free(sel);
 
-	/* 4. options: NT_OPTS_INIT, short sz, unknown tails */
-	nt_reader_opts ro = NT_OPTS_INIT(nt_reader_opts);
-	is_u64(ro.sz, sizeof(nt_reader_opts), "NT_OPTS_INIT sets sz");
-	ok(ro.flags == 0 && ro.name == NULL, "NT_OPTS_INIT zeroes the rest");
+	/* 4. options: NT_INIT, short sz, unknown tails */
+	nt_reader_opts ro = NT_INIT(nt_reader_opts);
+	is_u64(ro.sz, sizeof(nt_reader_opts), "NT_INIT sets sz");
+	ok(ro.flags == 0 && ro.name == NULL, "NT_INIT zeroes the rest");
 	ro.sz = sizeof(size_t);
 	poison(&err);
 	rc = nt_reader_open_mem(&r, junk, sizeof junk, &ro, &err);
@@ -112,7 +112,7 @@ int main(void)
 	rc = nt_profile_new(&p, &bp.o, &err);
 	ok(rc == NT_EINVAL && p == NULL && strstr(err.msg, "profile options"),
 	   "profile options, non-zero tail: NT_EINVAL (%s)", err.msg);
-	nt_profile_opts po = NT_OPTS_INIT(nt_profile_opts);
+	nt_profile_opts po = NT_INIT(nt_profile_opts);
 	po.sz = offsetof(nt_profile_opts, sequence);
 	rc = nt_profile_new(&p, &po, &err);
 	ok(rc == NT_EINVAL && p == NULL, "profile options, short sz: NT_EINVAL (%s)", err.msg);
@@ -126,18 +126,39 @@ int main(void)
 	static const char folded[] = "main;work 10\n";
 	rc = nt_stacks_from_folded(&st, folded, sizeof folded - 1, NT_UNIT_SAMPLES, "t", &err);
 	is_int(rc, 0, "folded stacks");
-	nt_pprof_opts pp = NT_OPTS_INIT(nt_pprof_opts);
+	nt_pprof_opts pp = NT_INIT(nt_pprof_opts);
 	pp.sz = 1;
 	rc = nt_pprof_write(st, &pp, &sink, &err);
 	ok(rc == NT_EINVAL && strstr(err.msg, "pprof options"), "pprof options, short sz (%s)",
 	   err.msg);
 	pp.sz = sizeof pp;
 	rc = nt_pprof_write(st, &pp, &sink, &err);
-	ok(rc == 0 && mb.len > 0, "pprof options, NT_OPTS_INIT: written");
+	ok(rc == 0 && mb.len > 0, "pprof options, NT_INIT: written");
 	nt_stacks_free(st);
 	nt_membuf_free(&mb);
 
-	/* 5. the version is configure's */
+	/* 5. output structs the caller allocates carry sz too */
+	nt_store *store = NULL;
+	rc = nt_store_open(&store, ":memory:", NULL, &err);
+	is_int(rc, 0, "in-memory store");
+	nt_store_stats ss;
+	memset(&ss, 0x5A, sizeof ss);
+	ss.sz = 0;
+	is_int(store ? nt_store_stats_get(store, &ss) : -1, NT_EINVAL, "store stats, sz 0: NT_EINVAL");
+	ok(ss.sessions == 0x5A5A5A5A5A5A5A5Aull, "store stats, sz 0: nothing written");
+	nt_store_stats ss2 = NT_INIT(nt_store_stats);
+	ss2.sessions = 77;
+	ok(store && nt_store_stats_get(store, &ss2) == 0 && ss2.sessions == 0 &&
+	   ss2.sz == sizeof ss2, "store stats, NT_INIT: filled, sz kept");
+	nt_store_free(store);
+
+	/* 6. zero units are each use's default: ns for folded output */
+	st = NULL;
+	rc = nt_stacks_from_folded(&st, folded, sizeof folded - 1, NT_UNIT_DEFAULT, "t", &err);
+	is_int(rc, 0, "folded input, unit 0 (samples)");
+	nt_stacks_free(st);
+
+	/* 7. the version is configure's */
 	is_str(nt_version(), PACKAGE_VERSION, "nt_version() is configure.ac's version");
 	return tap_done();
 }

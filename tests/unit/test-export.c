@@ -268,9 +268,9 @@ static void test_export_svg_minwidth_and_layout(void)
 	svg_of(s, NULL, NULL, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: default minwidth drops a 0.01 px frame");
 	nt_membuf_free(&mb);
-	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, 0, 0, 1, 0, NULL, 0, 0, 0};
+	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, -1, 0, 1, 0, NULL, 0, 0, 0};
 	svg_of(s, NULL, &o, &mb);
-	is_int(count((char *)mb.data, mb.len, "<g v=\""), 4, "svg: --minwidth 0 keeps every frame");
+	is_int(count((char *)mb.data, mb.len, "<g v=\""), 4, "svg: min_width < 0 keeps every frame");
 	ok(contains(&mb, ">My &lt;title&gt;</text>"), "svg: escaped title");
 	ok(contains(&mb, "width=\"800\"") && contains(&mb, "icicle: 1"), "svg: width and icicle");
 	/* icicle: the root row is the top one */

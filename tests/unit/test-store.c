@@ -386,7 +386,7 @@ static void test_store_writes_samples_and_stacks(void)
 	is_int(qi(st, "SELECT version FROM schema_version"), NT_STORE_SCHEMA_VERSION,
 	       "schema_version row");
 	is_int(qi(st, "PRAGMA user_version"), NT_STORE_SCHEMA_VERSION, "PRAGMA user_version");
-	nt_store_stats ss;
+	nt_store_stats ss = NT_INIT(nt_store_stats);
 	nt_store_stats_get(st, &ss);
 	ok(ss.sessions == 1 && ss.samples == 12 && ss.callsites == 8 && ss.frames == 5,
 	   "stats: 1 session, 12 samples, 8 callsites, 5 frames");
@@ -498,7 +498,7 @@ static void test_store_category_filter_drops_rows(void)
 	is_int(qi(st, "SELECT SUM(samples) FROM sample_groups"), 3, "groups hold 3 samples");
 	is_int(qi(st, "SELECT samples FROM sessions"), 3, "sessions.samples: rows stored");
 	is_int(qi(st, "SELECT trace_samples FROM sessions"), 12, "sessions.trace_samples: read");
-	nt_store_stats ss;
+	nt_store_stats ss = NT_INIT(nt_store_stats);
 	nt_store_stats_get(st, &ss);
 	is_u64(ss.samples, 3, "stats count the rows kept");
 	nt_store_free(st);

@@ -755,16 +755,21 @@ static void test_tree_errors(void)
 	nt_tree_free(t);
 	nt_tree_free(NULL);
 	ok(nt_tree_root(NULL) == NULL && nt_tree_func_count(NULL) == 0, "NULL tree queries");
-	/* options smaller than today's struct: only sz bytes are read */
+	/* options smaller than the struct's first released version (today's): rejected, and
+	 * nothing past sz is read (the bytes there are garbage) */
 	nt_tree_opts small;
 	memset(&small, 0xff, sizeof small);
 	small.sz = offsetof(nt_tree_opts, invert) + sizeof small.invert;
 	small.invert = 1;
 	t = NULL;
-	nt_error_clear(&err);
-	is_int(nt_tree_new(&t, p, &small, &err), 0, "older, shorter nt_tree_opts accepted");
+	is_int(nt_tree_new(&t, p, &small, &err), NT_EINVAL, "short nt_tree_opts: NT_EINVAL");
+	ok(t == NULL && strstr(err.msg, "tree options: sz is") != NULL,
+	   "short nt_tree_opts: no tree, the message names the struct (%s)", err.msg);
+	nt_tree_opts exact = NT_INIT(nt_tree_opts);
+	exact.invert = 1;
+	is_int(nt_tree_new(&t, p, &exact, &err), 0, "NT_INIT nt_tree_opts accepted");
 	ok(t && at(t, "Work", NULL, NULL, NULL) != NULL && at(t, "Thread (100)", NULL, NULL, NULL) == NULL,
-	   "fields past sz keep their defaults");
+	   "zero fields are the defaults (no per-thread roots)");
 	nt_tree_free(t);
 	nt_profile_free(p);
 }

@@ -214,7 +214,7 @@ static void test_when_grid(void)
 	size_t n = 3000;
 	const wsample *ss[1] = {s};
 	nt_profile *p = s ? make_profile(ss, &n, 1, 0, 0) : NULL;
-	nt_when_grid g;
+	nt_when_grid g = NT_INIT(nt_when_grid);
 	nt_error err;
 	nt_error_clear(&err);
 	ok(p && nt_profile_when_grid(p, &g, &err) == 0, "the grid of a profile with when");
@@ -284,7 +284,7 @@ static void test_when_grid(void)
 	nt_tree *t = NULL;
 	nt_error_clear(&err);
 	is_int(p ? nt_tree_new(&t, p, &to, &err) : -1, 0, "tree with 10 time buckets");
-	nt_tree_when_info wi;
+	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	ok(nt_tree_when(t, &wi) == 1 && wi.buckets == 10, "nt_tree_when: 10 buckets");
 	ok(t && wi.fine_ns == g.width_ns && wi.start_ns <= -2000000000LL &&
 		   wi.start_ns > -2000000000LL - (int64_t)g.width_ns && wi.end_ns > 3004000000LL &&
@@ -553,7 +553,7 @@ static void test_when_phases(void)
 	/* an empty selection */
 	p = make_profile(ss, &n, 1, 1u << NT_CAT_IO, 0);
 	t = NULL;
-	nt_tree_when_info wi;
+	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	ok(p && nt_tree_new(&t, p, &to, &err) == 0 && nt_tree_when(t, &wi) && wi.samples == 0 &&
 		   wi.peak == 0,
 	   "no samples: an empty histogram");
