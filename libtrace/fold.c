@@ -219,12 +219,14 @@ static int format_weight(char *out, size_t n, int unit, const fline *l)
 
 int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink, nt_error *err)
 {
-	nt_fold_opts o = {sizeof o, NT_UNIT_NS, 0, NT_CATFRAME_NONE, 0, NT_CATFRAME_NONE};
-	if (opts) {
-		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
-		memcpy(&o, opts, n);
-	}
-	int rc = nt_profile_finish(p, err);
+	nt_error_clear(err);
+	nt_fold_opts o;
+	int rc = nt_opts_load(&o, sizeof o, sizeof o, opts, "fold options", err);
+	if (rc)
+		return rc;
+	if (o.unit == NT_UNIT_DEFAULT)
+		o.unit = NT_UNIT_NS;
+	rc = nt_profile_finish(p, err);
 	if (rc)
 		return rc;
 	fold_ctx c;

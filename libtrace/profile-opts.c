@@ -81,6 +81,7 @@ static int parse_bound(const char *s, size_t n, int64_t *out, int *raw, const ch
 
 int nt_range_parse(const char *s, nt_profile_opts *o, nt_error *err)
 {
+	nt_error_clear(err);
 	const char *dots = s ? strstr(s, "..") : NULL;
 	const char *why = NULL;
 	if (!dots)

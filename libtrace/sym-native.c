@@ -526,12 +526,12 @@ static int resolve_ip(nt_native *nn, uint64_t ip, const nn_centry **ce)
 
 int nt_native_new(nt_native **out, const nt_native_opts *opts, nt_error *err)
 {
-	nt_native_opts o = {sizeof o, NULL, NULL, 0, NULL};
+	nt_error_clear(err);
+	nt_native_opts o;
 	*out = NULL;
-	if (opts) {
-		size_t n = opts->sz < sizeof o ? opts->sz : sizeof o;
-		memcpy(&o, opts, n);
-	}
+	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "native options", err);
+	if (orc)
+		return orc;
 	nt_native *nn = calloc(1, sizeof *nn);
 	if (!nn)
 		goto fail;
@@ -591,6 +591,7 @@ void nt_native_free(nt_native *nn)
 int nt_native_add_module(nt_native *nn, uint64_t base, uint64_t size, uint64_t file_offset,
 			 const char *path, const char *build_id, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!nn || !path) {
 		assert(!"nt_native_add_module: NULL argument");
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_native_add_module: NULL argument");
@@ -680,6 +681,7 @@ int nt_native_add_event(nt_native *nn, const nt_event *ev, uint32_t pointer_size
 int nt_native_resolve(nt_native *nn, uint64_t ip, const nt_native_frame **frames, size_t *n,
 		      nt_error *err)
 {
+	nt_error_clear(err);
 	const nn_centry *ce;
 	*frames = NULL;
 	*n = 0;
@@ -722,6 +724,7 @@ static void radix_pairs(nn_pair *a, nn_pair *tmp, size_t n)
 int nt_native_resolve_batch(nt_native *nn, const uint64_t *ips, size_t n, nt_native_result *out,
 			    nt_error *err)
 {
+	nt_error_clear(err);
 	if (n == 0)
 		return 0;
 	size_t bytes;

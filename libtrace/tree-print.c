@@ -479,18 +479,17 @@ static void out_subsystems(nt_out *o, const tcols *c)
 int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const nt_sink *sink,
 		       nt_error *err)
 {
+	nt_error_clear(err);
 	if (!t || !sink || !sink->write) {
 		NT_ASSERT(t && sink && sink->write);
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_tree_write_text: NULL argument");
 	}
 	nt_tree_print_opts po;
-	memset(&po, 0, sizeof po);
-	po.unit = NT_TREE_UNIT_AUTO;
-	if (opts) {
-		size_t n = opts->sz < sizeof po ? opts->sz : sizeof po;
-		memcpy(&po, opts, n);
-	}
-	po.sz = sizeof po;
+	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
+	if (orc)
+		return orc;
+	if (po.unit == NT_UNIT_DEFAULT)
+		po.unit = NT_TREE_UNIT_AUTO;
 	if (po.unit != NT_TREE_UNIT_AUTO && (po.unit < NT_UNIT_SAMPLES || po.unit > NT_UNIT_MS))
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown time unit %d", po.unit);
 	if (!(po.min_percent >= 0) || po.min_percent > 100)

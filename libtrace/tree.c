@@ -624,8 +624,8 @@ static int copy_sessions(nt_tree *t, nt_profile *p, nt_error *err)
 		s->last_s = (double)(int64_t)(si->last_ts - si->header.sync_qpc) / f;
 		s->weight_ns = si->sample_weight_ns;
 		s->declared_ns = si->header.expected_sampling_ns;
-		s->pauses = si->pauses.pauses;
-		s->pause_ns = si->pauses.pause_ns;
+		s->pauses = si->pauses->pauses;
+		s->pause_ns = si->pauses->pause_ns;
 		s->gc_charged_ns = si->gc_charged_ns;
 	}
 	return 0;
@@ -662,7 +662,7 @@ static int when_range_cb(void *ctx, const nt_sample_group *g)
 static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
 {
 	if (t->o.when_buckets) {
-		nt_when_grid gr;
+		nt_when_grid gr = NT_INIT(nt_when_grid);
 		if (t->o.when_buckets > NT_WHEN_MAX_BUCKETS)
 			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
 				       "%" PRIu32 " time buckets requested, at most %u",
@@ -707,23 +707,24 @@ static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
 
 int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	nt_tree *t = NULL;
 	if (!out || !p) {
 		NT_ASSERT(out && p);
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_tree_new: NULL argument");
 	}
 	*out = NULL;
-	int rc = nt_profile_finish(p, err);
+	nt_tree_opts to;
+	int rc = nt_opts_load(&to, sizeof to, sizeof to, opts, "tree options", err);
+	if (rc)
+		return rc;
+	rc = nt_profile_finish(p, err);
 	if (rc)
 		return rc;
 	t = calloc(1, sizeof *t);
 	if (!t)
 		return TREE_NOMEM(err);
-	if (opts) {
-		size_t n = opts->sz < sizeof t->o ? opts->sz : sizeof t->o;
-		memcpy(&t->o, opts, n);
-	}
-	t->o.sz = sizeof t->o;
+	t->o = to;
 	rc = copy_sessions(t, p, err);
 	if (!rc)
 		rc = tree_setup(t, p, err);
@@ -827,8 +828,8 @@ int nt_tree_when(const nt_tree *t, nt_tree_when_info *out)
 {
 	if (!t || !t->wb)
 		return 0;
-	if (out)
-		*out = t->winfo;
+	if (out && nt_out_store(out, &t->winfo, sizeof t->winfo, sizeof t->winfo))
+		return 0;
 	return 1;
 }
 
