@@ -139,12 +139,12 @@ static int write_session(nt_store *st, int64_t sid, const nt_session_info *si,
 	sqlite3_bind_int64(q, 3, h->process_id);
 	sqlite3_bind_text(q, 4, utc, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(q, 5, (int64_t)h->qpc_frequency);
-	sqlite3_bind_int64(q, 6, (int64_t)si->rate.declared_interval_ns);
-	if (si->rate.inferred_interval_ns > 0)
-		sqlite3_bind_double(q, 7, si->rate.inferred_interval_ns);
+	sqlite3_bind_int64(q, 6, (int64_t)si->rate->declared_interval_ns);
+	if (si->rate->inferred_interval_ns > 0)
+		sqlite3_bind_double(q, 7, si->rate->inferred_interval_ns);
 	else
 		sqlite3_bind_null(q, 7);
-	sq_bind_text_or_null(q, 8, si->rate.schedule);
+	sq_bind_text_or_null(q, 8, si->rate->schedule);
 	sqlite3_bind_int64(q, 9, si->duration_ns);
 	sqlite3_bind_int64(q, 10, (int64_t)h->sync_qpc);
 	sqlite3_bind_int64(q, 11, h->pointer_size);
@@ -195,6 +195,7 @@ static int write_threads_modules(nt_store *st, nt_error *err)
 
 int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!st->hooked || !st->in_tx)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
 			       "the profile was not hooked to this store (nt_store_hook_profile)");
@@ -252,6 +253,7 @@ int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err)
 
 int nt_store_commit(nt_store *st, nt_error *err)
 {
+	nt_error_clear(err);
 	if (!st->in_tx)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no import to commit");
 	for (int i = 0; i < Q_COUNT; i++) {
@@ -292,6 +294,7 @@ int nt_store_commit(nt_store *st, nt_error *err)
 
 int nt_store_query(nt_store *st, const char *sql, nt_sql_row_fn fn, void *ctx, nt_error *err)
 {
+	nt_error_clear(err);
 	const char *pos = sql;
 	size_t index = 0;
 	const char **names = NULL;

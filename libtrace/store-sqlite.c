@@ -278,9 +278,9 @@ const char *nt_store_temp_path(const nt_store *st)
 	return st ? st->tmp : NULL;
 }
 
-void nt_store_stats_get(const nt_store *st, nt_store_stats *out)
+int nt_store_stats_get(const nt_store *st, nt_store_stats *out)
 {
-	*out = st->stats;
+	return nt_out_store(out, &st->stats, sizeof st->stats, sizeof st->stats) ? NT_EINVAL : 0;
 }
 
 int sq_exec(nt_store *st, const char *sql, nt_error *err)
@@ -613,17 +613,18 @@ static int open_import(nt_store *st, const char *file, int existing, nt_error *e
 
 int nt_store_open(nt_store **out, const char *path, const nt_store_opts *opts, nt_error *err)
 {
+	nt_error_clear(err);
 	*out = NULL;
 	if (!path || !*path)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no database path");
+	nt_store_opts so;
+	int orc = nt_opts_load(&so, sizeof so, sizeof so, opts, "store options", err);
+	if (orc)
+		return orc;
 	nt_store *st = calloc(1, sizeof *st);
 	if (!st)
 		return NOMEM(err);
-	if (opts) {
-		size_t n = opts->sz < sizeof st->o ? opts->sz : sizeof st->o;
-		memcpy(&st->o, opts, n);
-	}
-	st->o.sz = sizeof st->o;
+	st->o = so;
 	st->path = nt_strdup(path);
 	if (!st->path) {
 		free(st);
