@@ -31,7 +31,7 @@
 # reuse them), and in bench/out/decode/ an optimised build of the library and the programs
 # (the project's own build may use sanitizers, which would measure ASan) and the raw
 # measurements (results-vFORMAT.txt); bench/out/dotnet/ the .NET peers and their outputs. Environment: CC (default cc), BENCH_CFLAGS
-# (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -lm that link,
+# (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -liberty -lm -lpthread that link,
 # i.e. the libraries configure.ac requires).
 # Goals (issue): decode >= 1 GB/s single-threaded, fold >= 1 GB/s of trace, peak RSS
 # < 64 MB whatever the file size.
@@ -105,7 +105,7 @@ done
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
 if [ -z "$BENCH_LIBS" ]; then
 	printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-	for l in dwarf elf sqlite3 z m; do
+	for l in dwarf elf sqlite3 z iberty m pthread; do
 		$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && BENCH_LIBS="$BENCH_LIBS -l$l"
 	done
 	rm -f "$BUILD/probe" "$BUILD/probe.c"
