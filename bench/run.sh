@@ -52,6 +52,7 @@ CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 BENCH_LIBS=${BENCH_LIBS-}
 
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -83,15 +84,7 @@ if [ -f "$TOP/config.h" ]; then
 else
 	printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
 fi
-# Generated sources, made as Makefile.am makes them: every "libtrace/X.h: $(top_srcdir)/F"
-# rule there turns a text file into C string literal lines with the same sed script.
-mkdir -p "$BUILD/libtrace"
-# shellcheck disable=SC2016 # $(top_srcdir) is make syntax, matched literally
-sed -n 's|^\(libtrace/[A-Za-z0-9_-]*\.h\): $(top_srcdir)/\([^ ]*\)$|\1 \2|p' "$TOP/Makefile.am" |
-	while read -r gen from; do
-		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' \
-			"$TOP/$from" >"$BUILD/$gen" || die "cannot generate $gen"
-	done
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 # Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
 [ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
@@ -103,13 +96,7 @@ for src in "$TOP"/libtrace/*.c; do
 		say "warning: $(basename "$src") does not build (see $obj.log)"
 done
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-if [ -z "$BENCH_LIBS" ]; then
-	printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-	for l in dwarf elf sqlite3 z iberty m pthread; do
-		$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && BENCH_LIBS="$BENCH_LIBS -l$l"
-	done
-	rm -f "$BUILD/probe" "$BUILD/probe.c"
-fi
+[ -z "$BENCH_LIBS" ] && BENCH_LIBS=$(bench_libs "$BUILD")
 link() { # link NAME SOURCES...
 	name=$1; shift
 	# shellcheck disable=SC2086
