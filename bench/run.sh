@@ -54,6 +54,8 @@ BENCH_LIBS=${BENCH_LIBS-}
 
 . "$TOP/bench/lib-build.sh"
 die() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
+# the CPUs this process may run on: nettrace-fold's default --jobs
+NCPU=$(nproc 2>/dev/null || echo 1)
 say() { printf '==> %s\n' "$*" >&2; }
 
 while getopts n:s:p:c:f:kh opt; do
@@ -222,7 +224,9 @@ for s in $SIZES; do
 		measure "$s" decode-light "$BUILD/decode-bench" -m file -l "$f"
 		if [ -n "$FOLD" ]; then
 			# shellcheck disable=SC2016
-			measure "$s" fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
+			measure "$s" fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
+			# shellcheck disable=SC2016
+			[ "$NCPU" -gt 1 ] && measure "$s" fold-jn sh -c 'exec "$1" --jobs "$3" "$2" >/dev/null' sh "$FOLD" "$f" "$NCPU"
 		fi
 		i=$((i + 1))
 	done
@@ -250,7 +254,9 @@ if [ -n "$PEER_SIZE" ]; then
 		# shellcheck disable=SC2016
 		[ -n "$PINFO" ] && measure "$s" p-info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
 		# shellcheck disable=SC2016
-		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
+		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
+		# shellcheck disable=SC2016
+		[ -n "$FOLD" ] && [ "$NCPU" -gt 1 ] && measure "$s" p-fold-jn sh -c 'exec "$1" --jobs "$3" "$2" >/dev/null' sh "$FOLD" "$f" "$NCPU"
 		[ -n "$PFLAME" ] && measure "$s" p-speedscope "$PFLAME" --format speedscope -o "$P/ours.speedscope.json" "$f"
 		if [ -n "$ORACLE" ]; then
 			measure "$s" te-parse "$ORACLE" parse "$f"
@@ -294,9 +300,11 @@ label() {
 	decode-time) echo "decode (timestamp order)" ;;
 	decode-file) echo "decode (file order)" ;;
 	decode-light) echo "  same, headers only" ;;
-	fold) echo "nettrace-fold > /dev/null" ;;
+	fold) echo "nettrace-fold --jobs 1" ;;
+	fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-info) echo "nettrace-info" ;;
-	p-fold) echo "nettrace-fold" ;;
+	p-fold) echo "nettrace-fold --jobs 1" ;;
+	p-fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-speedscope) echo "nettrace-flame (speedscope)" ;;
 	te-parse) echo "TraceEvent Process()" ;;
 	dt-speedscope) echo "dotnet-trace convert (speedscope)" ;;
@@ -317,7 +325,7 @@ for s in $SIZES; do
 		"cpu (s)" "GB/s" "x cat" "peak RSS"
 	wcat=$(median "$s" cat 3)
 	ccat=$(median "$s" cat 4)
-	for w in cat decode-time decode-file decode-light fold; do
+	for w in cat decode-time decode-file decode-light fold fold-jn; do
 		t=$(median "$s" $w 3)
 		[ "$t" = - ] && continue
 		c=$(median "$s" $w 4)
@@ -335,7 +343,7 @@ printf '  %-26s' ""
 for s in $SIZES; do printf ' %10s' "$s"; done
 echo
 first=$(echo "$SIZES" | awk '{ print $1 }')
-for w in decode-time decode-file fold; do
+for w in decode-time decode-file fold fold-jn; do
 	[ "$(median "$first" $w 5)" = - ] && continue
 	printf '  %-26s' "$(label $w)"
 	for s in $SIZES; do
@@ -345,6 +353,8 @@ for w in decode-time decode-file fold; do
 done
 echo
 echo "goal: >= 1 GB/s for decode and for fold (single-threaded); see the GB/s columns."
+echo "--jobs $NCPU decodes on a second thread (CPU time grows a little, wall time shrinks"
+echo "when a second core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
 
@@ -378,7 +388,7 @@ echo "(wall, and CPU = user + system: the steadier figure on a loaded machine)"
 if [ -n "$PEER_SIZE" ]; then
 	s=$PEER_SIZE
 	bytes=$(wc -c <"$OUT/trace-$s-v$FORMAT.nettrace")
-	peer_table "$s" p-info p-info p-fold p-speedscope te-parse
+	peer_table "$s" p-info p-info p-fold p-fold-jn p-speedscope te-parse
 	winfo=$(median "$s" p-info 3)
 fi
 if [ -n "$PEER_SIZE" ] && [ -s "$OUT/dotnet/te-parse-s.txt" ]; then

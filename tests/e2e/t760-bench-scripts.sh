@@ -38,7 +38,7 @@ bench() {
 	fi
 }
 
-bench run.sh "nettrace-fold > /dev/null" -n 1 -s 1M -p "" -c ""
+bench run.sh "nettrace-fold --jobs 1" -n 1 -s 1M -p "" -c ""
 bench bench-gzip.sh "gz" -n 1 -s 1M
 bench bench-sql.sh "samples/s" -n 1 -s 1M
 bench bench-flame.sh "nettrace-flame" -n 1 -s 200
