@@ -24,6 +24,7 @@ STACKS=150000
 MINW=
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench-flame.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 while getopts n:s:m:h opt; do
@@ -47,11 +48,7 @@ for h in libdwarf/libdwarf.h libdwarf.h zlib.h sqlite3.h; do
 	[ -f "/usr/include/$h" ] &&
 		echo "#define HAVE_$(echo "$h" | tr 'a-z/.' 'A-Z__') 1" >>"$BUILD/config.h"
 done
-mkdir -p "$BUILD/libtrace"
-# generated sources, as Makefile.am makes them
-gen_str() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' "$1"; }
-gen_str "$TOP/data/rules/default.rules" >"$BUILD/libtrace/default-rules.h"
-gen_str "$TOP/libtrace/export-svg.js" >"$BUILD/libtrace/export-svg-js.h"
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 rm -f "$BUILD"/*.o
 for src in "$TOP"/libtrace/*.c "$TOP/tools/common.c" "$TOP/tools/nettrace-flame.c"; do
@@ -60,12 +57,7 @@ for src in "$TOP"/libtrace/*.c "$TOP/tools/common.c" "$TOP/tools/nettrace-flame.
 	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
 		say "warning: $(basename "$src") does not build (see $obj.log)"
 done
-LIBS=
-printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-for l in dwarf elf sqlite3 z m; do
-	$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && LIBS="$LIBS -l$l"
-done
-rm -f "$BUILD/probe" "$BUILD/probe.c"
+LIBS=$(bench_libs "$BUILD")
 FLAME=$BUILD/nettrace-flame
 # shellcheck disable=SC2086
 $CC $BENCH_CFLAGS "$BUILD"/*.o $LIBS -o "$FLAME" 2>"$BUILD/link.log" ||

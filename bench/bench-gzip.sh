@@ -32,6 +32,7 @@ FORMAT=5
 LEVEL=6
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench-gzip.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 while getopts n:s:f:l:h opt; do
@@ -54,15 +55,7 @@ mkdir -p "$BUILD" || die "cannot create $BUILD"
 # ------------------------------------------------------------------ build
 say "building nettrace-info, gen-trace, runstat (optimised: $CC $BENCH_CFLAGS)"
 printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-mkdir -p "$BUILD/libtrace"
-# generated sources, as Makefile.am makes them
-gen_str() { sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' "$1"; }
-for r in default subsystems; do
-	[ -f "$TOP/data/rules/$r.rules" ] &&
-		gen_str "$TOP/data/rules/$r.rules" >"$BUILD/libtrace/$r-rules.h"
-done
-[ -f "$TOP/libtrace/export-svg.js" ] &&
-	gen_str "$TOP/libtrace/export-svg.js" >"$BUILD/libtrace/export-svg-js.h"
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 rm -f "$BUILD"/*.o "$BUILD/libnt.a"
 for src in "$TOP"/libtrace/*.c; do
@@ -72,12 +65,7 @@ for src in "$TOP"/libtrace/*.c; do
 		say "warning: $(basename "$src") does not build (see $obj.log)"
 done
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-LIBS=
-printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-for l in dwarf elf sqlite3 z m; do
-	$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && LIBS="$LIBS -l$l"
-done
-rm -f "$BUILD/probe" "$BUILD/probe.c"
+LIBS=$(bench_libs "$BUILD")
 link() { # link NAME SOURCES...
 	name=$1; shift
 	# shellcheck disable=SC2086

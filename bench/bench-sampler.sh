@@ -23,7 +23,8 @@
 # rows are skipped). Its ITIMER_PROF timer fires at most once per kernel tick (CONFIG_HZ,
 # 250 here: doc/sampler-design.md §0), so "1000 Hz" gives fewer samples. perf: skipped with
 # a note when perf_event_open is not permitted. Output and builds go to bench/out/sampler/
-# (gitignored). Environment: CC (default cc), BENCH_CFLAGS (default -O2 -g).
+# (gitignored). Environment: CC (default cc), BENCH_CFLAGS (default -O2 -g), BENCH_NO_INSTALL
+# (set: never apt-get; the tests set it).
 # Floors: ftgkill-1000 and ftimer-1000 run bench/floor-sampler.c, signals with an empty
 # handler at 1 kHz (from a sampler thread with tgkill to the threads whose CPU clock moved,
 # as ours does; or per-thread kernel timers): what the machine charges for the signals
@@ -88,7 +89,7 @@ for p in /usr/lib/x86_64-linux-gnu/libprofiler.so.0 /usr/lib64/libprofiler.so.0 
 	/usr/local/lib/libprofiler.so.0; do
 	[ -f "$p" ] && PROFILER=$p && break
 done
-if [ -z "$PROFILER" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+if [ -z "$PROFILER" ] && [ -z "${BENCH_NO_INSTALL-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	say "installing gperftools (libgoogle-perftools-dev google-perftools)"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q libgoogle-perftools-dev \
 		google-perftools >"$OUT/apt.log" 2>&1 || say "apt-get failed (see $OUT/apt.log)"

@@ -38,6 +38,7 @@ KEEP=0
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench-sql.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -56,12 +57,7 @@ mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 # ------------------------------------------------------------------ build
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/sql/build"
 printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-gen_str() { # the generated string headers, as Makefile.am makes them
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' "$1" >"$2"
-}
-gen_str "$TOP/data/rules/default.rules" "$BUILD/libtrace/default-rules.h"
-gen_str "$TOP/data/rules/subsystems.rules" "$BUILD/libtrace/subsystems-rules.h"
-[ -f "$TOP/libtrace/export-svg.js" ] && gen_str "$TOP/libtrace/export-svg.js" "$BUILD/libtrace/export-svg-js.h"
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 # Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
 [ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
@@ -75,12 +71,7 @@ done
 [ -f "$BUILD/store-sqlite.o" ] || die "store-sqlite.c does not build (see $BUILD/store-sqlite.o.log)"
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
 # the libraries of those that link here (libdwarf and libelf for the native symbols)
-LIBS=""
-printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-for l in dwarf elf sqlite3 z m; do
-	$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && LIBS="$LIBS -l$l"
-done
-rm -f "$BUILD/probe" "$BUILD/probe.c"
+LIBS=$(bench_libs "$BUILD")
 link() { # link NAME SOURCES...
 	name=$1; shift
 	# shellcheck disable=SC2086

@@ -46,6 +46,7 @@ CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 DWARF_LIBS=${DWARF_LIBS:--ldwarf -lelf -lz}
 
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench/bench-symbolize.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -72,15 +73,7 @@ mkdir -p "$BUILD" || die "cannot create $BUILD"
 # as bench/run.sh does; the driver needs only what sym-native.c uses.
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/symbolize/build"
 printf '#define _GNU_SOURCE 1\n#define HAVE_LIBDWARF_LIBDWARF_H 1\n' >"$BUILD/config.h"
-if [ -f "$TOP/data/rules/default.rules" ]; then
-	mkdir -p "$BUILD/libtrace"
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' \
-		"$TOP/data/rules/default.rules" >"$BUILD/libtrace/default-rules.h"
-fi
-if [ -f "$TOP/libtrace/export-svg.js" ]; then
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' \
-		"$TOP/libtrace/export-svg.js" >"$BUILD/libtrace/export-svg-js.h"
-fi
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace"
 rm -f "$BUILD"/*.o "$BUILD/libnt.a"
 for src in "$TOP"/libtrace/*.c; do
@@ -93,7 +86,7 @@ ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
 SYM=$BUILD/bench-symbolize
 # shellcheck disable=SC2086
 $CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$TOP/bench/bench-symbolize.c" "$BUILD/libnt.a" \
-	$DWARF_LIBS -lsqlite3 -lm -o "$SYM" 2>"$SYM.log" ||
+	$DWARF_LIBS $(bench_libs "$BUILD") -o "$SYM" 2>"$SYM.log" ||
 	die "cannot build bench-symbolize (see bench/out/symbolize/build/bench-symbolize.log)"
 
 # ------------------------------------------------------------------ the binary

@@ -31,7 +31,7 @@
 # reuse them), and in bench/out/decode/ an optimised build of the library and the programs
 # (the project's own build may use sanitizers, which would measure ASan) and the raw
 # measurements (results-vFORMAT.txt); bench/out/dotnet/ the .NET peers and their outputs. Environment: CC (default cc), BENCH_CFLAGS
-# (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -lm that link,
+# (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -liberty -lm -lpthread that link,
 # i.e. the libraries configure.ac requires).
 # Goals (issue): decode >= 1 GB/s single-threaded, fold >= 1 GB/s of trace, peak RSS
 # < 64 MB whatever the file size.
@@ -52,7 +52,10 @@ CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 BENCH_LIBS=${BENCH_LIBS-}
 
+. "$TOP/bench/lib-build.sh"
 die() { printf 'bench/run.sh: %s\n' "$*" >&2; exit 1; }
+# the CPUs this process may run on: nettrace-fold's default --jobs
+NCPU=$(nproc 2>/dev/null || echo 1)
 say() { printf '==> %s\n' "$*" >&2; }
 
 while getopts n:s:p:c:f:kh opt; do
@@ -83,15 +86,7 @@ if [ -f "$TOP/config.h" ]; then
 else
 	printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
 fi
-# Generated sources, made as Makefile.am makes them: every "libtrace/X.h: $(top_srcdir)/F"
-# rule there turns a text file into C string literal lines with the same sed script.
-mkdir -p "$BUILD/libtrace"
-# shellcheck disable=SC2016 # $(top_srcdir) is make syntax, matched literally
-sed -n 's|^\(libtrace/[A-Za-z0-9_-]*\.h\): $(top_srcdir)/\([^ ]*\)$|\1 \2|p' "$TOP/Makefile.am" |
-	while read -r gen from; do
-		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' \
-			"$TOP/$from" >"$BUILD/$gen" || die "cannot generate $gen"
-	done
+bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
 CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
 # Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
 [ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
@@ -103,13 +98,7 @@ for src in "$TOP"/libtrace/*.c; do
 		say "warning: $(basename "$src") does not build (see $obj.log)"
 done
 ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-if [ -z "$BENCH_LIBS" ]; then
-	printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-	for l in dwarf elf sqlite3 z m; do
-		$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && BENCH_LIBS="$BENCH_LIBS -l$l"
-	done
-	rm -f "$BUILD/probe" "$BUILD/probe.c"
-fi
+[ -z "$BENCH_LIBS" ] && BENCH_LIBS=$(bench_libs "$BUILD")
 link() { # link NAME SOURCES...
 	name=$1; shift
 	# shellcheck disable=SC2086
@@ -235,7 +224,9 @@ for s in $SIZES; do
 		measure "$s" decode-light "$BUILD/decode-bench" -m file -l "$f"
 		if [ -n "$FOLD" ]; then
 			# shellcheck disable=SC2016
-			measure "$s" fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
+			measure "$s" fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
+			# shellcheck disable=SC2016
+			[ "$NCPU" -gt 1 ] && measure "$s" fold-jn sh -c 'exec "$1" --jobs "$3" "$2" >/dev/null' sh "$FOLD" "$f" "$NCPU"
 		fi
 		i=$((i + 1))
 	done
@@ -263,7 +254,9 @@ if [ -n "$PEER_SIZE" ]; then
 		# shellcheck disable=SC2016
 		[ -n "$PINFO" ] && measure "$s" p-info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
 		# shellcheck disable=SC2016
-		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" "$2" >/dev/null' sh "$FOLD" "$f"
+		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
+		# shellcheck disable=SC2016
+		[ -n "$FOLD" ] && [ "$NCPU" -gt 1 ] && measure "$s" p-fold-jn sh -c 'exec "$1" --jobs "$3" "$2" >/dev/null' sh "$FOLD" "$f" "$NCPU"
 		[ -n "$PFLAME" ] && measure "$s" p-speedscope "$PFLAME" --format speedscope -o "$P/ours.speedscope.json" "$f"
 		if [ -n "$ORACLE" ]; then
 			measure "$s" te-parse "$ORACLE" parse "$f"
@@ -307,9 +300,11 @@ label() {
 	decode-time) echo "decode (timestamp order)" ;;
 	decode-file) echo "decode (file order)" ;;
 	decode-light) echo "  same, headers only" ;;
-	fold) echo "nettrace-fold > /dev/null" ;;
+	fold) echo "nettrace-fold --jobs 1" ;;
+	fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-info) echo "nettrace-info" ;;
-	p-fold) echo "nettrace-fold" ;;
+	p-fold) echo "nettrace-fold --jobs 1" ;;
+	p-fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-speedscope) echo "nettrace-flame (speedscope)" ;;
 	te-parse) echo "TraceEvent Process()" ;;
 	dt-speedscope) echo "dotnet-trace convert (speedscope)" ;;
@@ -330,7 +325,7 @@ for s in $SIZES; do
 		"cpu (s)" "GB/s" "x cat" "peak RSS"
 	wcat=$(median "$s" cat 3)
 	ccat=$(median "$s" cat 4)
-	for w in cat decode-time decode-file decode-light fold; do
+	for w in cat decode-time decode-file decode-light fold fold-jn; do
 		t=$(median "$s" $w 3)
 		[ "$t" = - ] && continue
 		c=$(median "$s" $w 4)
@@ -348,7 +343,7 @@ printf '  %-26s' ""
 for s in $SIZES; do printf ' %10s' "$s"; done
 echo
 first=$(echo "$SIZES" | awk '{ print $1 }')
-for w in decode-time decode-file fold; do
+for w in decode-time decode-file fold fold-jn; do
 	[ "$(median "$first" $w 5)" = - ] && continue
 	printf '  %-26s' "$(label $w)"
 	for s in $SIZES; do
@@ -358,6 +353,8 @@ for w in decode-time decode-file fold; do
 done
 echo
 echo "goal: >= 1 GB/s for decode and for fold (single-threaded); see the GB/s columns."
+echo "--jobs $NCPU decodes on a second thread (CPU time grows a little, wall time shrinks"
+echo "when a second core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
 
@@ -391,7 +388,7 @@ echo "(wall, and CPU = user + system: the steadier figure on a loaded machine)"
 if [ -n "$PEER_SIZE" ]; then
 	s=$PEER_SIZE
 	bytes=$(wc -c <"$OUT/trace-$s-v$FORMAT.nettrace")
-	peer_table "$s" p-info p-info p-fold p-speedscope te-parse
+	peer_table "$s" p-info p-info p-fold p-fold-jn p-speedscope te-parse
 	winfo=$(median "$s" p-info 3)
 fi
 if [ -n "$PEER_SIZE" ] && [ -s "$OUT/dotnet/te-parse-s.txt" ]; then

@@ -127,6 +127,16 @@ int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
 int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
 void nt_idmap_free(nt_idmap *m);
 
+/* A decoding thread (pipeline.c): nt_pipe_next() returns what nt_reader_next(r) would, in
+ * the same order, as copies made on a second thread (valid until the next call). The
+ * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the
+ * thread (it may be called before the end). Only for inputs whose reads cannot block
+ * forever (files, not pipes or sockets): the thread is joined, not cancelled. */
+typedef struct nt_pipe nt_pipe;
+int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_error *err);
+int nt_pipe_next(nt_pipe *pp, const nt_event **ev, nt_error *err);
+void nt_pipe_free(nt_pipe *pp);
+
 /* JSON string escaping (json.c), the one escaper of the library and, through
  * nt_json_write_string(), of the tools: put receives the escaped text of s[0..n) (without
  * quotes) in pieces; the result is valid UTF-8 JSON whatever s holds. */

@@ -1110,39 +1110,11 @@ static int note_thread_name(nt_profile *p, uint32_t si, const nt_event *ev, uint
 	return 0;
 }
 
-int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
+/* nt_profile_add_trace()'s loop over the events of r (through pipe when there is one).
+ * Returns 0 at the end, else the first failure or hook's non-zero result. */
+static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt_pipe *pipe,
+		       const nt_trace_header *h, nt_error *err)
 {
-	nt_error_clear(err);
-	if (p->finished)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "profile already finished");
-	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(psession)))
-		return NOMEM(p, err);
-	uint32_t si = (uint32_t)p->ns;
-	psession *s = &p->s[si];
-	memset(s, 0, sizeof *s);
-	const nt_trace_header *h = nt_reader_header(r);
-	s->info.header = *h;
-	s->name = nt_strdup(name ? name : "-");
-	if (!s->name)
-		return NOMEM(p, err);
-	p->ns++;
-	int rc = nt_symtab_new(&s->sym,
-			       p->o.compat == NT_COMPAT_PYROSCOPE ? NT_SYMTAB_RUNDOWN_ONLY : 0, err);
-	if (rc)
-		return rc;
-	rc = nt_native_new(&s->native, p->o.native, err);
-	if (rc)
-		return rc;
-	rc = managed_lines_new(p, s, err);
-	if (rc)
-		return rc;
-	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
-	if (rc)
-		return rc;
-	rc = nt_pauses_new(&s->pauses, err);
-	if (rc)
-		return rc;
-	s->info.name = s->name;
 	const nt_event *ev;
 	uint32_t ps = h->pointer_size;
 	/* nt_event_is_sample() compares provider names, once per event a twentieth of
@@ -1151,7 +1123,8 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	const nt_metadata *last_meta = NULL;
 	int last_sample = 0, last_univ = 0;
 	uint64_t nev = 0;
-	while ((rc = nt_reader_next(r, &ev, err)) == 1) {
+	int rc;
+	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
 		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
 		if (!last_meta || ev->meta != last_meta) {
@@ -1241,7 +1214,48 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 			break;
 		}
 	}
-	if (rc < 0)
+	return rc;
+}
+
+int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err)
+{
+	nt_error_clear(err);
+	if (p->finished)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "profile already finished");
+	if (nt_grow((void **)&p->s, &p->scap, p->ns + 1, sizeof(psession)))
+		return NOMEM(p, err);
+	uint32_t si = (uint32_t)p->ns;
+	psession *s = &p->s[si];
+	memset(s, 0, sizeof *s);
+	const nt_trace_header *h = nt_reader_header(r);
+	s->info.header = *h;
+	s->name = nt_strdup(name ? name : "-");
+	if (!s->name)
+		return NOMEM(p, err);
+	p->ns++;
+	int rc = nt_symtab_new(&s->sym,
+			       p->o.compat == NT_COMPAT_PYROSCOPE ? NT_SYMTAB_RUNDOWN_ONLY : 0, err);
+	if (rc)
+		return rc;
+	rc = nt_native_new(&s->native, p->o.native, err);
+	if (rc)
+		return rc;
+	rc = managed_lines_new(p, s, err);
+	if (rc)
+		return rc;
+	rc = nt_rate_new(&s->rate, h->expected_sampling_ns, h->qpc_frequency, h->sync_qpc, err);
+	if (rc)
+		return rc;
+	rc = nt_pauses_new(&s->pauses, err);
+	if (rc)
+		return rc;
+	s->info.name = s->name;
+	nt_pipe *pipe = NULL;
+	if (p->o.jobs >= 2 && (rc = nt_pipe_start(&pipe, r, err)) != 0)
+		return rc;
+	rc = read_events(p, s, si, r, pipe, h, err);
+	nt_pipe_free(pipe);
+	if (rc)
 		return rc;
 	const nt_reader_stats *st = nt_reader_stats_get(r);
 	s->info.lost_events = st->lost_events;

@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -218,6 +219,46 @@ int tool_finish(tool *t)
 }
 
 /* ---------------------------------------------------------------- profile options */
+
+/* --jobs and NETTRACE_JOBS: 1..MAX_JOBS (more threads than the pipeline uses are
+ * accepted, for the day it uses more). Returns 0, or -1 when s is not such a number. */
+#define MAX_JOBS 1024
+static int parse_jobs(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > MAX_JOBS)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The threads profile_load() gives nt_profile_add_trace(): --jobs, else NETTRACE_JOBS,
+ * else the CPUs this process may run on (sched_getaffinity), and 1 when an input is not a
+ * regular file (standard input, a pipe: the decoding thread could block on it forever).
+ * Returns 0, or an exit code (message printed). */
+static int profile_jobs(tool *t, const profile_args *a, char **files, int nfiles,
+			unsigned *jobs)
+{
+	*jobs = a->jobs;
+	const char *env = getenv("NETTRACE_JOBS");
+	if (!*jobs && env && *env && parse_jobs(env, jobs))
+		return tool_usage_error(t, "bad NETTRACE_JOBS '%s' (a number from 1 to %d)", env,
+					MAX_JOBS);
+	if (!*jobs) {
+		cpu_set_t set;
+		*jobs = 1;
+		if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1)
+			*jobs = (unsigned)CPU_COUNT(&set);
+	}
+	for (int i = 0; i < nfiles && *jobs > 1; i++) {
+		struct stat st;
+		if (strcmp(files[i], "-") == 0 || stat(files[i], &st) || !S_ISREG(st.st_mode))
+			*jobs = 1;
+	}
+	return 0;
+}
 
 void profile_args_init(profile_args *a)
 {
@@ -576,6 +617,12 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	case OPT_NO_DEFAULT_RULES:
 		a->no_default_rules = 1;
 		return load_rules(t, a);
+	case OPT_JOBS:
+		if (parse_jobs(arg, &a->jobs)) {
+			tool_usage_error(t, "bad --jobs '%s' (a number from 1 to %d)", arg, MAX_JOBS);
+			return -EXIT_USAGE;
+		}
+		return 1;
 	default:
 		return 0;
 	}
@@ -703,6 +750,9 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		a->popts.native = &a->nopts;
 	}
 	nt_profile_opts po = a->popts;
+	int jrc = profile_jobs(t, a, files, nfiles, &po.jobs);
+	if (jrc)
+		return jrc;
 	po.progress_fn = tool_progress_update;
 	po.progress_ctx = &pg;
 	if (nt_profile_new(&p, &po, &err))

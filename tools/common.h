@@ -95,7 +95,8 @@ enum {
 	OPT_CATEGORY_FRAME, OPT_MANAGED_ONLY, OPT_NO_MODULE, OPT_RULES, OPT_SUBSYSTEMS,
 	OPT_SUBSYSTEM_FRAME, OPT_SYMBOLS, OPT_PID, OPT_PROCESS, OPT_THREAD_TIME, OPT_HIDE_IDLE,
 	OPT_COLLAPSE_UNRESOLVED, OPT_NO_COLLAPSE_UNRESOLVED, OPT_FOCUS, OPT_EXCLUDE, OPT_GROUP,
-	OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_NO_DEMANGLE, OPT_NO_DEFAULT_RULES, OPT_PROFILE_LAST
+	OPT_FOLD_PAT, OPT_NO_SIGNATURE, OPT_NO_DEMANGLE, OPT_NO_DEFAULT_RULES, OPT_JOBS,
+	OPT_PROFILE_LAST
 };
 
 /* --symbols DIR (repeatable): where managed PDBs and assemblies are looked for first,
@@ -111,7 +112,9 @@ enum {
 	{"collapse-unresolved", no_argument, OPT_COLLAPSE_UNRESOLVED, NULL,                  \
 	 "merge each run of unresolved frames ('?!?') into one '[unresolved]' frame"},       \
 	{"no-collapse-unresolved", no_argument, OPT_NO_COLLAPSE_UNRESOLVED, NULL,            \
-	 "keep every unresolved frame"}
+	 "keep every unresolved frame"},                                                     \
+	{"jobs", required_argument, OPT_JOBS, "N",                                           \
+	 "threads (1: decode and aggregate on one; default $NETTRACE_JOBS, else the CPUs)"}
 
 /* --rules FILE adds to the built-in rules; --no-default-rules drops those. */
 #define TOOL_RULES_OPTS                                                                    \
@@ -192,6 +195,7 @@ typedef struct profile_args {
 	int select_rewrites;     /* --group, --fold or --no-signature given */
 	int no_demangle;         /* --no-demangle: NT_NATIVE_NO_DEMANGLE in nopts */
 	int no_default_rules;    /* --no-default-rules */
+	unsigned jobs;           /* --jobs N, 0 not given (then NETTRACE_JOBS, else the CPUs) */
 } profile_args;
 
 void profile_args_init(profile_args *a);

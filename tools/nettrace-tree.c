@@ -175,7 +175,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_SUBSYSTEMS: case OPT_SYMBOLS: case OPT_PID: case OPT_PROCESS:
 		case OPT_THREAD_TIME: case OPT_HIDE_IDLE: case OPT_COLLAPSE_UNRESOLVED:
 		case OPT_NO_COLLAPSE_UNRESOLVED: case OPT_FOCUS: case OPT_EXCLUDE: case OPT_GROUP:
-		case OPT_FOLD_PAT: case OPT_NO_SIGNATURE: case OPT_NO_DEMANGLE: {
+		case OPT_FOLD_PAT: case OPT_NO_SIGNATURE: case OPT_NO_DEMANGLE: case OPT_JOBS: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)
 				return -r;

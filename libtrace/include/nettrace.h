@@ -737,6 +737,12 @@ typedef struct nt_profile_opts {
 	 * weight_ns its length, timestamp 0. Called with hook_ctx while reading; the group's
 	 * weight includes the charge (nt_sample_group.charged_ns), its samples do not. */
 	nt_profile_sample_fn charge_fn;
+	/* Threads for nt_profile_add_trace(): 0 or 1 decode and aggregate on the caller's
+	 * thread; 2 or more decode on a second thread while the caller's aggregates (the
+	 * output is the same: the events arrive in the same order, the hooks run on the
+	 * caller's thread). Only for readers of files: the decoding thread is joined, so a
+	 * read that can block forever (a pipe, a socket) must stay on 1. */
+	unsigned jobs;
 } nt_profile_opts;
 
 /* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point
