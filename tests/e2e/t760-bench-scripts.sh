@@ -42,7 +42,8 @@ bench run.sh "nettrace-fold --jobs 1" -n 1 -s 1M -p "" -c ""
 bench bench-gzip.sh "gz" -n 1 -s 1M
 bench bench-sql.sh "samples/s" -n 1 -s 1M
 bench bench-flame.sh "nettrace-flame" -n 1 -s 200
-bench bench-sampler.sh "nts-1000 per sample" -n 1 -t 1 -m 1
+# long enough (~0.2 s a run) for a 1 kHz sampler to take samples on a loaded machine
+bench bench-sampler.sh "nts-1000 per sample" -n 1 -t 1 -m 40
 # a small ELF of our own instead of the generated 10 MB program
 printf 'int f(int x) { return x * 3 + 1; }\nint main(int c, char **v) { (void)v; return f(c); }\n' \
 	>"$T/small.c"
