@@ -303,7 +303,7 @@ void nts_out_abandon(struct nts_session *s);
 typedef struct nts_shared {
 	_Atomic int active;             /* 0: the handler ignores signals */
 	_Atomic(nts_modsnap *) snap;
-	/* dlclose (our interposer, sampler.c) counts unloads begun and ended; a snapshot is
+	/* dlclose (our interposer, interpose.c) counts unloads begun and ended; a snapshot is
 	 * trusted only while no unload began after the maps it was built from were read
 	 * (snap_gen: unload_end at that time). The walkers that use it are counted so an
 	 * unload waits for them. See nts_snap_get(). */
@@ -316,6 +316,10 @@ typedef struct nts_shared {
 	size_t rec_size;
 	pid_t pid;                      /* getpid() (refreshed in a forked child) */
 	int signo;
+	/* samplepoint mode (samplepoint.c reads, the runtime writes): a generation bumped
+	 * whenever the sessions change (from 1: a new thread, at 0, syncs first), and the
+	 * check period, a quarter of the shortest interval open (0: nothing to do) */
+	_Atomic uint64_t sp_gen, sp_check_ns;
 } nts_shared;
 
 extern nts_shared nts_g;
@@ -357,31 +361,5 @@ uint64_t nts_now(void);
 uint64_t nts_thread_cpu(void);
 /* CPU time of another thread of this process (0 on failure). */
 uint64_t nts_tid_cpu(pid_t tid);
-
-/* Samplepoint mode (samplepoint.c). The runtime calls this with rt.mu held whenever the
- * set of sessions changes: min_interval_ns is the shortest interval open (0: none, or not
- * in samplepoint mode), which sets the threads' check period. */
-void nts_sp_sessions_changed(uint64_t min_interval_ns);
-
-/* A scheduled session as samplepoint threads see it. */
-typedef struct nts_sp_sess {
-	uint64_t uid;          /* unique per session (an index is reused) */
-	uint64_t interval_ns;
-	uint64_t seed;
-	int kind;              /* enum nts_schedule */
-} nts_sp_sess;
-
-/* Copies the scheduled sessions (by index); returns the mask of indexes filled. */
-uint64_t nts_rt_sp_sessions(nts_sp_sess out[NTS_MAX_SESSIONS]);
-/* A samplepoint check's environment duties: nettrace-record's "stop", SIGINT/SIGTERM. */
-void nts_rt_sp_poll(uint64_t now);
-
-/* Writes one sample of the calling thread, at each session's scheduled time ideal[i], to
- * the sessions of r->mask whose uid still matches, with a ThreadName first for sessions not in *named_mask, and adds the
- * thread's schedule counters (deltas, by session index) to the sessions' statistics. */
-void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t ideal[NTS_MAX_SESSIONS],
-		     const uint64_t uid[NTS_MAX_SESSIONS], const char *name, uint64_t *named_mask,
-		     const uint64_t dtaken[NTS_MAX_SESSIONS], const uint64_t dlate[NTS_MAX_SESSIONS],
-		     const uint64_t dmissed[NTS_MAX_SESSIONS]);
 
 #endif

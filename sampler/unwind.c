@@ -26,7 +26,7 @@
  * (tests/fuzz/fuzz-unwind.c) cannot make a read outside it; code bytes are read only
  * inside an executable segment. The objects of the snapshot stay mapped while loaded:
  * dlclose waits for the walks that use a snapshot, and later walks get none until it is
- * rebuilt (the dlclose interposer in sampler.c, nts_snap_get in internal.h).
+ * rebuilt (the dlclose interposer in interpose.c, nts_snap_get in internal.h).
  * Every loop is bounded. Nothing here allocates, locks or touches errno-visible state.
  * Not here: the signal handler (signal.c), building the snapshot (modules.c). */
 #include "internal.h"
