@@ -64,10 +64,14 @@ static void env_report_close(int rc, const nts_stats *st, const nt_error *err)
 	else
 		env_status("%sok samples=%" PRIu64 " rounds=%" PRIu64 " dropped=%" PRIu64
 			   " late=%" PRIu64 " missed=%" PRIu64 " hz=%.3f handler_ns=%" PRIu64
-			   " sampler_ns=%" PRIu64 " unloads=%" PRIu64 "%s%s\n",
+			   " sampler_ns=%" PRIu64 " unloads=%" PRIu64 " perf=%" PRIu64 " backend=%s%s%s\n",
 			   who, st->samples, st->rounds, st->dropped, st->late, st->missed,
 			   st->realized_hz, st->handler_cpu_ns, st->sampler_cpu_ns,
-			   (uint64_t)atomic_load(&nts_g.unload_end), nts_rt.env_child ? " path=" : "",
+			   (uint64_t)atomic_load(&nts_g.unload_end), st->perf,
+			   nts_rt.mode == NTS_MODE_SAMPLEPOINT ? "samplepoint"
+			   : nts_rt.backend == NTS_BACKEND_PERF ? "perf"
+								 : "signal",
+			   nts_rt.env_child ? " path=" : "",
 			   nts_rt.env_child ? nts_rt.env_path : "");
 }
 
@@ -212,6 +216,11 @@ static void env_open(const char *path)
 		o.max_depth = (uint32_t)v;
 	if (env_u64("NETTRACE_REALTIME", &v) == 1 && v == 0)
 		o.no_realtime = 1;
+	const char *backend = getenv("NETTRACE_BACKEND");
+	if (backend && strcmp(backend, "perf") == 0)
+		o.backend = NTS_BACKEND_PERF;
+	else if (backend && strcmp(backend, "signal") == 0)
+		o.backend = NTS_BACKEND_SIGNAL;
 	nts_session_opts so;
 	memset(&so, 0, sizeof so);
 	so.sz = sizeof so;

@@ -144,6 +144,11 @@ uint32_t nts_unwind(const nts_modsnap *snap, const nts_regs *regs, uint64_t stac
 uint32_t nts_unwind_ex(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
 		       uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
 
+/* The same on a copy of the stack: img holds len bytes from regs->sp (a perf_events
+ * PERF_SAMPLE_STACK_USER dump); every stack read stays inside it. */
+uint32_t nts_unwind_copy(const nts_modsnap *snap, const nts_regs *regs, const uint8_t *img,
+			 size_t len, uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
+
 /* The executable segment holding pc, or NULL (binary search; async-signal-safe). */
 const nts_modseg *nts_segment(const nts_modsnap *snap, uint64_t pc);
 
@@ -210,7 +215,42 @@ typedef struct nts_slot {
 	uint64_t named_mask;         /* sessions that have its ThreadName */
 	uint64_t name_ts;            /* when comm was last read */
 	char name[32];
+	/* the perf_events backend (perf.c; sampler thread only) */
+	int perf_state;              /* enum nts_perf_state */
+	int perf_fd;
+	uint8_t *perf_ring;          /* the mapped ring: a header page, then the data */
+	size_t perf_ring_size;
+	uint64_t perf_period;        /* the event's sample period (ns of the thread's CPU) */
+	uint64_t perf_cpu0;          /* the thread's CPU time when the event was opened */
+	uint64_t perf_cpu;           /* its CPU time at its last perf sample */
+	int last_perf;               /* the last record came from perf_events */
+	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
 } nts_slot;
+
+enum nts_perf_state { NTS_PERF_NONE = 0, NTS_PERF_OPEN = 1, NTS_PERF_FAILED = 2 };
+
+/* ---------------------------------------------------------------------------------------
+ * perf_events capture (perf.c; sampler thread only)
+ * ------------------------------------------------------------------------------------- */
+
+/* 0 when this process may sample its own threads with perf_events (an event opened and
+ * its ring mapped); otherwise -errno, and why says what failed. */
+int nts_perf_probe(char *why, size_t len);
+/* Opens thread tid's event (period_ns of its CPU time between samples); cpu_now is its
+ * CPU time now. 0, or -1 (perf_state FAILED: the thread is sampled with signals). */
+int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now);
+void nts_perf_close(nts_slot *t);
+/* A forked child's copy of a slot: closes the inherited descriptor. */
+void nts_perf_forget(nts_slot *t);
+void nts_perf_period(nts_slot *t, uint64_t period_ns);
+/* 1 when the thread is runnable (running or waiting for a CPU: state R), 0 when not
+ * (sleeping, disk wait, stopped), -1 when unknown (one pread of its stat file). */
+int nts_perf_runnable(nts_slot *t, pid_t tid);
+/* Consumes the thread's ring; when it held a sample, fills r (time, CPU time, processor,
+ * RUNNING) and ips with its stack (unwound from the copy, at most max) and returns 1.
+ * scratch (scratch_len >= 65536) holds the record; *lost counts PERF_RECORD_LOST. */
+int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
+		  nts_cfi_cache *cache, uint8_t *scratch, size_t scratch_len, uint64_t *lost);
 
 /* ---------------------------------------------------------------------------------------
  * Schedules (schedule.c)
@@ -263,6 +303,7 @@ struct nts_session {
 	nts_sched sched;
 	uint64_t seed;
 	int mode;
+	int backend;            /* enum nts_backend: signal or perf (signal mode) */
 	uint32_t format_version; /* 5 or 6 */
 	pid_t *threads;         /* sorted filter, NULL = all */
 	size_t nthreads;

@@ -116,6 +116,15 @@ typedef struct nts_runtime {
 	 * signalled while it is set, and whether the sampler is sending a round's signals */
 	_Atomic pid_t exec_tid;
 	_Atomic int in_round;
+	/* the capture backend (signal mode): enum nts_backend, SIGNAL or PERF; perf.c's
+	 * period (half the shortest interval open), the sampler thread's unwinder cache and
+	 * buffers for perf samples; why perf_events are not used (auto) */
+	int backend;
+	uint64_t perf_period_ns;
+	nts_cfi_cache perf_cache;
+	uint64_t *perf_ips;
+	uint8_t *perf_scratch; /* NTS_PERF_SCRATCH bytes */
+	char backend_why[160];
 	/* the environment session's duties (env.c registers them when it starts one; the
 	 * runtime calls them with nts_rt.mu held) */
 	void (*env_on_signal)(void);  /* a SIGINT/SIGTERM was caught: finalize, re-raise */
@@ -123,6 +132,9 @@ typedef struct nts_runtime {
 	void (*env_finalize)(void);   /* finalize the environment session now */
 	void (*env_on_fork)(void);    /* a forked child (--follow-children): record it */
 } nts_runtime;
+
+#define NTS_PERF_SCRATCH 65536u /* a perf record is at most 64 KiB */
+#define NTS_PERF_PER_ROUND 3u    /* perf samples of a busy thread per (shortest) interval */
 
 extern nts_runtime nts_rt;
 

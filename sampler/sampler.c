@@ -142,6 +142,7 @@ static void slot_retire(uint32_t pos)
 	nts_slot *t = &nts_g.slots[nts_rt.active[pos]];
 	for (uint32_t k = 0; k < t->nbacklog; k++)
 		count_dropped(t->backlog_mask[k], 1);
+	nts_perf_close(t);
 	nts_thr_retire(pos);
 }
 
@@ -336,6 +337,7 @@ void nts_rt_drain(void)
 			t->last_cpu = r->cpu_end_ns;
 			memcpy(t->last, r, sizeof *r + r->depth * sizeof(uint64_t));
 			t->have_last = 1;
+			t->last_perf = 0;
 			if (!t->stack_hi && !atomic_load(&t->pending))
 				nts_stack_mapping_of(r->sp, &t->stack_lo, &t->stack_hi);
 		}
@@ -361,6 +363,59 @@ static int send_signal(pid_t tid, uint32_t idx)
 	si.si_uid = nts_rt.uid;
 	si.si_value.sival_int = (int)idx;
 	return (int)syscall(SYS_rt_tgsigqueueinfo, nts_g.pid, tid, nts_g.signo, &si);
+}
+
+/* The perf_events backend: the thread's newest sample since the last round (it ran
+ * user code since then) is its sample for this round, written at once as a blocked
+ * thread's is. Without a new one, a thread that ran (more than IDLE_CPU_NS) but less than
+ * the period since its last perf sample (it got part of a CPU), or did not run but is
+ * runnable (waiting for a CPU: its stack has not changed), is written with that sample's
+ * stack again, at most one period of its CPU old, and its CPU time now, as running; a
+ * thread that blocked or ran without a sample (in the kernel) gets a signal. 1 when
+ * written. The event is opened at the thread's first round. */
+static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, const nts_round *rd)
+{
+	if (t->perf_state == NTS_PERF_NONE && nts_rt.perf_period_ns)
+		nts_perf_open(t, tid, nts_rt.perf_period_ns, nts_tid_cpu(tid));
+	if (t->perf_state != NTS_PERF_OPEN)
+		return 0;
+	nts_record r;
+	uint64_t *ips = nts_rt.perf_ips;
+	int got = nts_perf_take(t, &r, ips, nts_g.max_depth, &nts_rt.perf_cache,
+				nts_rt.perf_scratch, NTS_PERF_SCRATCH, NULL);
+	/* a sample older than about two intervals (the thread was waiting for a signal's
+	 * answer meanwhile) is not this round's */
+	if (got && ((pid_t)r.tid != tid ||
+		    r.ts_ns + 2 * NTS_PERF_PER_ROUND * nts_rt.perf_period_ns < now))
+		got = 0;
+	if (got) {
+		t->perf_cpu = r.cpu_ns;
+	} else {
+		if (!t->have_last || !t->last_perf)
+			return 0;
+		uint64_t cpu = nts_tid_cpu(tid);
+		if (cpu > t->perf_cpu + t->perf_period)
+			return 0;
+		if (cpu < t->last_cpu + IDLE_CPU_NS && nts_perf_runnable(t, tid) != 1)
+			return 0;
+		r = *t->last;
+		ips = t->last->ips;
+		r.cpu_ns = r.cpu_end_ns = cpu;
+		r.cpu = 0xFFFFFFFFu;
+	}
+	r.ts_ns = now;
+	r.mask = mask;
+	write_record(t, &r, ips, rd, nts_rt.sampler_tid);
+	if (got) {
+		memcpy(t->last, &r, sizeof r);
+		memcpy(t->last->ips, ips, r.depth * sizeof *ips);
+	}
+	t->have_last = 1;
+	t->last_perf = 1;
+	t->last_cpu = r.cpu_ns;
+	for (uint64_t m = mask & nts_rt.live_mask; m; m &= m - 1)
+		nts_rt.sess[__builtin_ctzll(m)]->st.perf++;
+	return 1;
 }
 
 static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
@@ -399,6 +454,10 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 			} else {
 				count_dropped(mask, 1);
 			}
+			i++;
+			continue;
+		}
+		if (nts_rt.backend == NTS_BACKEND_PERF && perf_sample(t, tid, now, mask, rd)) {
 			i++;
 			continue;
 		}
@@ -668,6 +727,8 @@ static void atfork_child(void)
 	nts_rt.sweep_ns = 0;
 	nts_rt.nactive = 0;
 	nts_rt.nfree = 0;
+	for (uint32_t i = 0; i < nts_rt.slots_made; i++)
+		nts_perf_forget(&nts_g.slots[i]);
 	nts_rt.slots_made = 0;
 	if (nts_rt.map_cap)
 		memset(nts_rt.map_tid, 0, nts_rt.map_cap * sizeof *nts_rt.map_tid);
@@ -719,6 +780,32 @@ static int alloc_shared(const nts_opts *o, nt_error *err)
 	return 0;
 }
 
+/* The perf_events backend when asked for or (auto) when this process may use it; the
+ * reason it is not used is kept for the log. */
+static int backend_choose(int want, nt_error *err)
+{
+	nts_rt.backend = NTS_BACKEND_SIGNAL;
+	nts_rt.backend_why[0] = 0;
+	if (want == NTS_BACKEND_SIGNAL)
+		return 0;
+	char why[160];
+	if (nts_perf_probe(why, sizeof why) != 0) {
+		if (want == NTS_BACKEND_PERF)
+			return nt_fail(err, NT_EIO, NT_NO_OFFSET,
+				       "sampler: the perf_events backend cannot be used: %s", why);
+		snprintf(nts_rt.backend_why, sizeof nts_rt.backend_why, "%s", why);
+		return 0;
+	}
+	if (!nts_rt.perf_ips)
+		nts_rt.perf_ips = calloc(nts_g.max_depth, sizeof *nts_rt.perf_ips);
+	if (!nts_rt.perf_scratch)
+		nts_rt.perf_scratch = malloc(NTS_PERF_SCRATCH);
+	if (!nts_rt.perf_ips || !nts_rt.perf_scratch)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "sampler: out of memory");
+	nts_rt.backend = NTS_BACKEND_PERF;
+	return 0;
+}
+
 static int start_locked(const nts_opts *opts, nt_error *err)
 {
 	nts_opts o;
@@ -761,6 +848,11 @@ static int start_locked(const nts_opts *opts, nt_error *err)
 		nts_rt.started = 1;
 		return 0;
 	}
+	if (o.backend < NTS_BACKEND_AUTO || o.backend > NTS_BACKEND_PERF)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "sampler: unknown backend %d", o.backend);
+	int rc_b = backend_choose(o.backend, err);
+	if (rc_b)
+		return rc_b;
 	int sig = pick_signal(o.signo, err);
 	if (sig < 0)
 		return sig;
@@ -830,6 +922,24 @@ static uint64_t min_interval(void)
 	return m;
 }
 
+/* The perf_events period: a third of the shortest interval open, so that a busy thread
+ * has a sample at every round even when it gets only part of a CPU; with no session open
+ * the events are closed (they would go on sampling) and opened again at the next round. */
+static void perf_retune(void)
+{
+	if (nts_rt.backend != NTS_BACKEND_PERF)
+		return;
+	uint64_t iv = min_interval();
+	nts_rt.perf_period_ns = iv / NTS_PERF_PER_ROUND;
+	for (uint32_t i = 0; i < nts_rt.nactive; i++) {
+		nts_slot *t = &nts_g.slots[nts_rt.active[i]];
+		if (!iv)
+			nts_perf_close(t);
+		else
+			nts_perf_period(t, nts_rt.perf_period_ns);
+	}
+}
+
 static int session_open_locked(nts_session **out, const nts_session_opts *opts, nt_error *err)
 {
 	nts_session_opts o;
@@ -888,6 +998,7 @@ static int session_open_locked(nts_session **out, const nts_session_opts *opts, 
 	s->uid = ++nts_rt.uid_counter;
 	s->fd = -1;
 	s->mode = nts_rt.mode;
+	s->backend = nts_rt.backend;
 	s->format_version = o.format_version ? o.format_version : 5;
 	s->owner_pid = getpid();
 	if (o.threads && o.nthreads) {
@@ -947,6 +1058,8 @@ static int session_open_locked(nts_session **out, const nts_session_opts *opts, 
 		nts_g.slots[nts_rt.active[i]].named_mask &= ~(1ull << idx);
 	if (nts_rt.mode == NTS_MODE_SAMPLEPOINT)
 		sp_sessions_changed(min_interval());
+	else
+		perf_retune();
 	wake_sampler();
 	*out = s;
 	return 0;
@@ -1045,6 +1158,8 @@ int nts_rt_close_locked(nts_session *s, nts_stats *stats, nt_error *err)
 	free(s);
 	if (nts_rt.mode == NTS_MODE_SAMPLEPOINT)
 		sp_sessions_changed(min_interval());
+	else
+		perf_retune();
 	wake_sampler();
 	return rc;
 }
