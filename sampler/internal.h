@@ -221,8 +221,7 @@ typedef struct nts_slot {
 	uint8_t *perf_ring;          /* the mapped ring: a header page, then the data */
 	size_t perf_ring_size;
 	uint64_t perf_period;        /* the event's sample period (ns of the thread's CPU) */
-	uint64_t perf_cpu0;          /* the thread's CPU time when the event was opened */
-	uint64_t perf_cpu;           /* its CPU time at its last perf sample */
+	uint64_t perf_cpu;           /* its CPU time when its last perf sample was taken up */
 	int last_perf;               /* the last record came from perf_events */
 	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
 } nts_slot;
@@ -246,8 +245,8 @@ void nts_perf_period(nts_slot *t, uint64_t period_ns);
 /* 1 when the thread is runnable (running or waiting for a CPU: state R), 0 when not
  * (sleeping, disk wait, stopped), -1 when unknown (one pread of its stat file). */
 int nts_perf_runnable(nts_slot *t, pid_t tid);
-/* Consumes the thread's ring; when it held a sample, fills r (time, CPU time, processor,
- * RUNNING) and ips with its stack (unwound from the copy, at most max) and returns 1.
+/* Consumes the thread's ring; when it held a sample, fills r (time, processor, RUNNING;
+ * not the CPU time, which the caller reads) and ips with its stack (unwound from the copy, at most max) and returns 1.
  * scratch (scratch_len >= 65536) holds the record; *lost counts PERF_RECORD_LOST. */
 int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		  nts_cfi_cache *cache, uint8_t *scratch, size_t scratch_len, uint64_t *lost);

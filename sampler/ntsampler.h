@@ -29,8 +29,8 @@
  * linked into a program): if NETTRACE_OUTPUT is set, a session recording the whole process
  * starts before main() and is finalized at exit(). See nettrace-record(1) for the
  * variables (NETTRACE_OUTPUT, NETTRACE_FREQUENCY, NETTRACE_INTERVAL, NETTRACE_SCHEDULE,
- * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_REALTIME,
- * NETTRACE_PID).
+ * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_BACKEND,
+ * NETTRACE_REALTIME, NETTRACE_PID).
  *
  * Thread safety: every function may be called from any thread; calls are serialised by an
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call

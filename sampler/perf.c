@@ -44,8 +44,8 @@ static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_TASK_CLOCK;
 	a->sample_period = period_ns < 10000 ? 10000 : period_ns; /* the kernel's floor */
-	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ |
-			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_USER |
+			 PERF_SAMPLE_STACK_USER;
 	a->sample_regs_user = PERF_REGS_MASK;
 	a->sample_stack_user = PERF_STACK;
 	a->exclude_kernel = 1;
@@ -112,9 +112,6 @@ int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now)
 	t->perf_ring = m;
 	t->perf_ring_size = sz;
 	t->perf_period = a.sample_period;
-	/* the event counts the thread's CPU time from now on: CPU time at a sample is this
-	 * plus the count it reads */
-	t->perf_cpu0 = cpu_now;
 	t->perf_cpu = cpu_now;
 	t->perf_state = NTS_PERF_OPEN;
 	return 0;
@@ -246,7 +243,6 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		uint64_t pidtid = get64(&c);
 		uint64_t time = get64(&c);
 		uint64_t cpu = get64(&c);
-		uint64_t count = get64(&c);
 		uint64_t abi = get64(&c);
 		nts_regs regs = {0, 0, 0};
 		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -266,7 +262,6 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		if (!c.bad && abi != PERF_SAMPLE_REGS_ABI_NONE && regs.pc) {
 			memset(r, 0, sizeof *r);
 			r->ts_ns = time;
-			r->cpu_ns = r->cpu_end_ns = t->perf_cpu0 + count;
 			r->tid = (uint32_t)(pidtid >> 32);
 			r->state = NTS_ST_RUNNING; /* sampled in user mode */
 			r->cpu = (uint32_t)cpu;

@@ -367,12 +367,13 @@ static int send_signal(pid_t tid, uint32_t idx)
 
 /* The perf_events backend: the thread's newest sample since the last round (it ran
  * user code since then) is its sample for this round, written at once as a blocked
- * thread's is. Without a new one, a thread that ran (more than IDLE_CPU_NS) but less than
- * the period since its last perf sample (it got part of a CPU), or did not run but is
- * runnable (waiting for a CPU: its stack has not changed), is written with that sample's
- * stack again, at most one period of its CPU old, and its CPU time now, as running; a
- * thread that blocked or ran without a sample (in the kernel) gets a signal. 1 when
- * written. The event is opened at the thread's first round. */
+ * thread's is. Without a new one, a thread that is runnable now (running, or waiting for
+ * a CPU: /proc stat R) and ran less than the period since its last perf sample (it got
+ * part of a CPU, or none) is written with that sample's stack again, at most one period
+ * of its CPU old, with its CPU time now, as running; a thread that is not runnable
+ * (blocked: its stack is elsewhere now), or ran a period without a sample (in the
+ * kernel), gets a signal. 1 when written. The event is opened at the thread's first
+ * round. */
 static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, const nts_round *rd)
 {
 	if (t->perf_state == NTS_PERF_NONE && nts_rt.perf_period_ns)
@@ -388,21 +389,23 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	if (got && ((pid_t)r.tid != tid ||
 		    r.ts_ns + 2 * NTS_PERF_PER_ROUND * nts_rt.perf_period_ns < now))
 		got = 0;
+	/* CpuTimeNs: the thread's CPU clock now (the sample's stack is at most a period of
+	 * its CPU older), one clock for every sample of the thread */
+	uint64_t cpu = nts_tid_cpu(tid);
 	if (got) {
-		t->perf_cpu = r.cpu_ns;
+		t->perf_cpu = cpu;
 	} else {
 		if (!t->have_last || !t->last_perf)
 			return 0;
-		uint64_t cpu = nts_tid_cpu(tid);
-		if (cpu > t->perf_cpu + t->perf_period)
-			return 0;
-		if (cpu < t->last_cpu + IDLE_CPU_NS && nts_perf_runnable(t, tid) != 1)
+		if (cpu > t->perf_cpu + t->perf_period || nts_perf_runnable(t, tid) != 1)
 			return 0;
 		r = *t->last;
 		ips = t->last->ips;
-		r.cpu_ns = r.cpu_end_ns = cpu;
 		r.cpu = 0xFFFFFFFFu;
 	}
+	if (cpu < t->last_cpu)
+		cpu = t->last_cpu; /* a handler's end time may run ahead of the clock */
+	r.cpu_ns = r.cpu_end_ns = cpu;
 	r.ts_ns = now;
 	r.mask = mask;
 	write_record(t, &r, ips, rd, nts_rt.sampler_tid);
