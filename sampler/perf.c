@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* perf.c - the perf_events capture of the sampler (doc/sampler-design.md §7): one
+/* perf.c - the perf_events capture of the sampler (doc/sampler-design.md §9): one
  * software event per sampled thread, PERF_COUNT_SW_TASK_CLOCK, which the kernel samples
  * every period of the thread's own CPU time, in user mode only (what perf_event_paranoid 2
  * permits a process on its own threads), with the user registers and a copy of the top of
