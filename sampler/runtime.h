@@ -124,6 +124,7 @@ typedef struct nts_runtime {
 	nts_cfi_cache perf_cache;
 	uint64_t *perf_ips;
 	uint8_t *perf_scratch; /* NTS_PERF_SCRATCH bytes */
+	uint32_t perf_nopen, perf_max; /* threads with an open event, and at most */
 	char backend_why[160];
 	/* the environment session's duties (env.c registers them when it starts one; the
 	 * runtime calls them with nts_rt.mu held) */

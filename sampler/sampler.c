@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -137,12 +138,20 @@ void nts_rt_modules_check(uint64_t now, int force)
 
 static void count_dropped(uint64_t mask, uint64_t n);
 
+/* Closes a thread's perf_events descriptors (they count against nts_rt.perf_max). */
+static void perf_close(nts_slot *t)
+{
+	if (t->perf_state == NTS_PERF_OPEN && nts_rt.perf_nopen)
+		nts_rt.perf_nopen--;
+	nts_perf_close(t);
+}
+
 static void slot_retire(uint32_t pos)
 {
 	nts_slot *t = &nts_g.slots[nts_rt.active[pos]];
 	for (uint32_t k = 0; k < t->nbacklog; k++)
 		count_dropped(t->backlog_mask[k], 1);
-	nts_perf_close(t);
+	perf_close(t);
 	nts_thr_retire(pos);
 }
 
@@ -376,8 +385,12 @@ static int send_signal(pid_t tid, uint32_t idx)
  * round. */
 static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, const nts_round *rd)
 {
-	if (t->perf_state == NTS_PERF_NONE && nts_rt.perf_period_ns)
-		nts_perf_open(t, tid, nts_rt.perf_period_ns, nts_tid_cpu(tid));
+	if (t->perf_state == NTS_PERF_NONE && nts_rt.perf_period_ns) {
+		if (nts_rt.perf_nopen >= nts_rt.perf_max)
+			t->perf_state = NTS_PERF_FAILED; /* the program's descriptors come first */
+		else if (nts_perf_open(t, tid, nts_rt.perf_period_ns, nts_tid_cpu(tid)) == 0)
+			nts_rt.perf_nopen++;
+	}
 	if (t->perf_state != NTS_PERF_OPEN)
 		return 0;
 	nts_record r;
@@ -732,6 +745,7 @@ static void atfork_child(void)
 	nts_rt.nfree = 0;
 	for (uint32_t i = 0; i < nts_rt.slots_made; i++)
 		nts_perf_forget(&nts_g.slots[i]);
+	nts_rt.perf_nopen = 0;
 	nts_rt.slots_made = 0;
 	if (nts_rt.map_cap)
 		memset(nts_rt.map_tid, 0, nts_rt.map_cap * sizeof *nts_rt.map_tid);
@@ -805,6 +819,13 @@ static int backend_choose(int want, nt_error *err)
 		nts_rt.perf_scratch = malloc(NTS_PERF_SCRATCH);
 	if (!nts_rt.perf_ips || !nts_rt.perf_scratch)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "sampler: out of memory");
+	/* two descriptors a thread (the event, its stat file): at most an eighth of the
+	 * descriptors the process may open, so that the program does not run out of them */
+	struct rlimit rl;
+	uint64_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+				  ? (uint64_t)rl.rlim_cur
+				  : 1024u;
+	nts_rt.perf_max = nofile / 8 > 4096 ? 4096 : (uint32_t)(nofile / 8);
 	nts_rt.backend = NTS_BACKEND_PERF;
 	return 0;
 }
@@ -937,7 +958,7 @@ static void perf_retune(void)
 	for (uint32_t i = 0; i < nts_rt.nactive; i++) {
 		nts_slot *t = &nts_g.slots[nts_rt.active[i]];
 		if (!iv)
-			nts_perf_close(t);
+			perf_close(t);
 		else
 			nts_perf_period(t, nts_rt.perf_period_ns);
 	}
