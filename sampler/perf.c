@@ -29,7 +29,7 @@
  * and counted as truncated like any walk that cannot go on. */
 #define PERF_STACK 16384u
 /* Ring data pages (a power of two): about four samples, so that a round finds its thread's
- * newest sample even when two came since the last one. */
+ * newest sample even when a few came since the last one. */
 #define PERF_DATA_PAGES 16u
 /* x86-64 perf register numbers (asm/perf_regs.h) of the registers the unwinder needs */
 #define PERF_REG_BP 6
@@ -238,8 +238,13 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 	}
 	int got = 0;
 	if (newest != UINT64_MAX && newest_len <= scratch_len) {
-		ring_copy(data, size, newest, scratch, (size_t)newest_len);
-		cur c = {scratch, (size_t)newest_len, sizeof(struct perf_event_header), 0};
+		/* read in place unless it wraps around the end of the ring */
+		const uint8_t *rec = data + (newest & (size - 1));
+		if ((newest & (size - 1)) + newest_len > size) {
+			ring_copy(data, size, newest, scratch, (size_t)newest_len);
+			rec = scratch;
+		}
+		cur c = {rec, (size_t)newest_len, sizeof(struct perf_event_header), 0};
 		uint64_t pidtid = get64(&c);
 		uint64_t time = get64(&c);
 		uint64_t cpu = get64(&c);

@@ -135,7 +135,7 @@ typedef struct nts_runtime {
 } nts_runtime;
 
 #define NTS_PERF_SCRATCH 65536u /* a perf record is at most 64 KiB */
-#define NTS_PERF_PER_ROUND 3u    /* perf samples of a busy thread per (shortest) interval */
+#define NTS_PERF_PER_ROUND 1u    /* perf samples of a busy thread per (shortest) interval */
 
 extern nts_runtime nts_rt;
 

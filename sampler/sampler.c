@@ -946,8 +946,9 @@ static uint64_t min_interval(void)
 	return m;
 }
 
-/* The perf_events period: a third of the shortest interval open, so that a busy thread
- * has a sample at every round even when it gets only part of a CPU; with no session open
+/* The perf_events period: the shortest interval open (NTS_PERF_PER_ROUND samples a
+ * round for a busy thread; rounds without one keep the last stack, perf_sample); with no
+ * session open
  * the events are closed (they would go on sampling) and opened again at the next round. */
 static void perf_retune(void)
 {
