@@ -9,20 +9,26 @@
  * no handler and no stack walk: only the kernel's timer interrupt and the copy.
  *
  * Every record read from the ring is untrusted input: sizes are checked against the ring
- * and the record before any field is read. Runs on the sampler thread (rt.mu held).
+ * and the record before any field is read. Runs on the sampler thread or in API calls
+ * (nts_rt.mu held). The runtime's side (the end of the file): choosing the backend at
+ * start, the period as sessions come and go, the descriptors' budget.
  * Not here: which thread gets what (the rounds, sampler.c), the unwinder (unwind.c). */
-#include "internal.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../libtrace/internal.h"
 
 /* Bytes of user stack copied per sample (a multiple of 8; the record must stay under
  * 64 KiB): enough for a few hundred frames of ordinary code. A deeper stack is cut there
@@ -280,4 +286,67 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 	}
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 	return got;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The runtime's side
+ * ------------------------------------------------------------------------------------- */
+
+/* The perf_events backend when asked for or (auto) when this process may use it; the
+ * reason it is not used is kept for the log. */
+int nts_perf_choose(int want, nt_error *err)
+{
+	nts_rt.backend = NTS_BACKEND_SIGNAL;
+	nts_rt.backend_why[0] = 0;
+	if (want == NTS_BACKEND_SIGNAL)
+		return 0;
+	char why[160];
+	if (nts_perf_probe(why, sizeof why) != 0) {
+		if (want == NTS_BACKEND_PERF)
+			return nt_fail(err, NT_EIO, NT_NO_OFFSET,
+				       "sampler: the perf_events backend cannot be used: %s", why);
+		snprintf(nts_rt.backend_why, sizeof nts_rt.backend_why, "%s", why);
+		return 0;
+	}
+	if (!nts_rt.perf_ips)
+		nts_rt.perf_ips = calloc(nts_g.max_depth, sizeof *nts_rt.perf_ips);
+	if (!nts_rt.perf_scratch)
+		nts_rt.perf_scratch = malloc(NTS_PERF_SCRATCH);
+	if (!nts_rt.perf_ips || !nts_rt.perf_scratch)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "sampler: out of memory");
+	/* two descriptors a thread (the event, its stat file): at most an eighth of the
+	 * descriptors the process may open, so that the program does not run out of them */
+	struct rlimit rl;
+	uint64_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+				  ? (uint64_t)rl.rlim_cur
+				  : 1024u;
+	nts_rt.perf_max = nofile / 8 > 4096 ? 4096 : (uint32_t)(nofile / 8);
+	nts_rt.backend = NTS_BACKEND_PERF;
+	return 0;
+}
+
+/* Closes a thread's perf_events descriptors (they count against nts_rt.perf_max). */
+void nts_perf_release(nts_slot *t)
+{
+	if (t->perf_state == NTS_PERF_OPEN && nts_rt.perf_nopen)
+		nts_rt.perf_nopen--;
+	nts_perf_close(t);
+}
+
+/* The perf_events period: the shortest interval open (NTS_PERF_PER_ROUND samples a
+ * round for a busy thread; rounds without one keep the last stack, perf_sample); with no
+ * session open
+ * the events are closed (they would go on sampling) and opened again at the next round. */
+void nts_perf_retune(uint64_t iv)
+{
+	if (nts_rt.backend != NTS_BACKEND_PERF)
+		return;
+	nts_rt.perf_period_ns = iv / NTS_PERF_PER_ROUND;
+	for (uint32_t i = 0; i < nts_rt.nactive; i++) {
+		nts_slot *t = &nts_g.slots[nts_rt.active[i]];
+		if (!iv)
+			nts_perf_release(t);
+		else
+			nts_perf_period(t, nts_rt.perf_period_ns);
+	}
 }

@@ -158,6 +158,14 @@ void nts_read_comm(pid_t tid, char *buf, size_t len);
 /* Stack bounds of the main thread: the [stack] mapping of /proc/self/maps. */
 void nts_stack_mapping_of(uint64_t sp, uint64_t *lo, uint64_t *hi);
 
+/* perf.c, the runtime's side of the perf_events backend: nts_perf_choose picks
+ * nts_rt.backend at start (want: enum nts_backend; fails for PERF when perf_events cannot
+ * be used); nts_perf_retune sets the period to iv, the shortest interval open, or closes
+ * every event when iv is 0; nts_perf_release closes a thread's descriptors. */
+int nts_perf_choose(int want, nt_error *err);
+void nts_perf_retune(uint64_t iv);
+void nts_perf_release(nts_slot *t);
+
 /* env.c: finalizes and reports the environment session, then stops the sampler;
  * wait_ns > 0: gives up if the lock is not free within that time. */
 void nts_env_stop(uint64_t wait_ns);

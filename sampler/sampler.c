@@ -43,7 +43,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -138,20 +137,12 @@ void nts_rt_modules_check(uint64_t now, int force)
 
 static void count_dropped(uint64_t mask, uint64_t n);
 
-/* Closes a thread's perf_events descriptors (they count against nts_rt.perf_max). */
-static void perf_close(nts_slot *t)
-{
-	if (t->perf_state == NTS_PERF_OPEN && nts_rt.perf_nopen)
-		nts_rt.perf_nopen--;
-	nts_perf_close(t);
-}
-
 static void slot_retire(uint32_t pos)
 {
 	nts_slot *t = &nts_g.slots[nts_rt.active[pos]];
 	for (uint32_t k = 0; k < t->nbacklog; k++)
 		count_dropped(t->backlog_mask[k], 1);
-	perf_close(t);
+	nts_perf_release(t);
 	nts_thr_retire(pos);
 }
 
@@ -797,39 +788,6 @@ static int alloc_shared(const nts_opts *o, nt_error *err)
 	return 0;
 }
 
-/* The perf_events backend when asked for or (auto) when this process may use it; the
- * reason it is not used is kept for the log. */
-static int backend_choose(int want, nt_error *err)
-{
-	nts_rt.backend = NTS_BACKEND_SIGNAL;
-	nts_rt.backend_why[0] = 0;
-	if (want == NTS_BACKEND_SIGNAL)
-		return 0;
-	char why[160];
-	if (nts_perf_probe(why, sizeof why) != 0) {
-		if (want == NTS_BACKEND_PERF)
-			return nt_fail(err, NT_EIO, NT_NO_OFFSET,
-				       "sampler: the perf_events backend cannot be used: %s", why);
-		snprintf(nts_rt.backend_why, sizeof nts_rt.backend_why, "%s", why);
-		return 0;
-	}
-	if (!nts_rt.perf_ips)
-		nts_rt.perf_ips = calloc(nts_g.max_depth, sizeof *nts_rt.perf_ips);
-	if (!nts_rt.perf_scratch)
-		nts_rt.perf_scratch = malloc(NTS_PERF_SCRATCH);
-	if (!nts_rt.perf_ips || !nts_rt.perf_scratch)
-		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "sampler: out of memory");
-	/* two descriptors a thread (the event, its stat file): at most an eighth of the
-	 * descriptors the process may open, so that the program does not run out of them */
-	struct rlimit rl;
-	uint64_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-				  ? (uint64_t)rl.rlim_cur
-				  : 1024u;
-	nts_rt.perf_max = nofile / 8 > 4096 ? 4096 : (uint32_t)(nofile / 8);
-	nts_rt.backend = NTS_BACKEND_PERF;
-	return 0;
-}
-
 static int start_locked(const nts_opts *opts, nt_error *err)
 {
 	nts_opts o;
@@ -874,7 +832,7 @@ static int start_locked(const nts_opts *opts, nt_error *err)
 	}
 	if (o.backend < NTS_BACKEND_AUTO || o.backend > NTS_BACKEND_PERF)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "sampler: unknown backend %d", o.backend);
-	int rc_b = backend_choose(o.backend, err);
+	int rc_b = nts_perf_choose(o.backend, err);
 	if (rc_b)
 		return rc_b;
 	int sig = pick_signal(o.signo, err);
@@ -944,25 +902,6 @@ static uint64_t min_interval(void)
 			m = iv;
 	}
 	return m;
-}
-
-/* The perf_events period: the shortest interval open (NTS_PERF_PER_ROUND samples a
- * round for a busy thread; rounds without one keep the last stack, perf_sample); with no
- * session open
- * the events are closed (they would go on sampling) and opened again at the next round. */
-static void perf_retune(void)
-{
-	if (nts_rt.backend != NTS_BACKEND_PERF)
-		return;
-	uint64_t iv = min_interval();
-	nts_rt.perf_period_ns = iv / NTS_PERF_PER_ROUND;
-	for (uint32_t i = 0; i < nts_rt.nactive; i++) {
-		nts_slot *t = &nts_g.slots[nts_rt.active[i]];
-		if (!iv)
-			perf_close(t);
-		else
-			nts_perf_period(t, nts_rt.perf_period_ns);
-	}
 }
 
 static int session_open_locked(nts_session **out, const nts_session_opts *opts, nt_error *err)
@@ -1084,7 +1023,7 @@ static int session_open_locked(nts_session **out, const nts_session_opts *opts, 
 	if (nts_rt.mode == NTS_MODE_SAMPLEPOINT)
 		sp_sessions_changed(min_interval());
 	else
-		perf_retune();
+		nts_perf_retune(min_interval());
 	wake_sampler();
 	*out = s;
 	return 0;
@@ -1184,7 +1123,7 @@ int nts_rt_close_locked(nts_session *s, nts_stats *stats, nt_error *err)
 	if (nts_rt.mode == NTS_MODE_SAMPLEPOINT)
 		sp_sessions_changed(min_interval());
 	else
-		perf_retune();
+		nts_perf_retune(min_interval());
 	wake_sampler();
 	return rc;
 }
