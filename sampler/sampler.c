@@ -403,9 +403,8 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 			return 0;
 		if (cpu > t->perf_cpu + t->perf_period || nts_perf_runnable(t, tid) != 1)
 			return 0;
-		r = *t->last;
+		r = *t->last; /* its processor too: where that stack was seen last */
 		ips = t->last->ips;
-		r.cpu = 0xFFFFFFFFu;
 	}
 	if (cpu < t->last_cpu)
 		cpu = t->last_cpu; /* a handler's end time may run ahead of the clock */
