@@ -138,6 +138,7 @@ static const nt_field settings_fields[] = {
 	{"Schedule", NT_TYPE_STRING, 0, 0, NULL, 0},
 	{"Seed", NT_TYPE_U64, 0, 0, NULL, 0},
 	{"Mode", NT_TYPE_STRING, 0, 0, NULL, 0},
+	{"Backend", NT_TYPE_STRING, 0, 0, NULL, 0},
 };
 static const nt_field stats_fields[] = {
 	{"Samples", NT_TYPE_U64, 0, 0, NULL, 0}, {"Dropped", NT_TYPE_U64, 0, 0, NULL, 0},
@@ -213,6 +214,9 @@ int nts_out_open(struct nts_session *s, const nts_modlist *ml, uint64_t now, pid
 	pb_str(&b, s->sched.kind == NTS_SCHED_POISSON ? "poisson" : "fixed");
 	pb_u64(&b, s->seed);
 	pb_str(&b, s->mode == NTS_MODE_SAMPLEPOINT ? "samplepoint" : "signal");
+	pb_str(&b, s->mode == NTS_MODE_SAMPLEPOINT   ? "samplepoint"
+		   : s->backend == NTS_BACKEND_PERF ? "perf"
+						     : "signal");
 	emit(s, s->meta_settings, (uint64_t)capture, now, capture, 0xFFFFFFFFu, NULL, 0, &b);
 	free(b.p);
 	s->modules_written = 0;

@@ -144,6 +144,11 @@ uint32_t nts_unwind(const nts_modsnap *snap, const nts_regs *regs, uint64_t stac
 uint32_t nts_unwind_ex(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
 		       uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
 
+/* The same on a copy of the stack: img holds len bytes from regs->sp (a perf_events
+ * PERF_SAMPLE_STACK_USER dump); every stack read stays inside it. */
+uint32_t nts_unwind_copy(const nts_modsnap *snap, const nts_regs *regs, const uint8_t *img,
+			 size_t len, uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
+
 /* The executable segment holding pc, or NULL (binary search; async-signal-safe). */
 const nts_modseg *nts_segment(const nts_modsnap *snap, uint64_t pc);
 
@@ -210,7 +215,41 @@ typedef struct nts_slot {
 	uint64_t named_mask;         /* sessions that have its ThreadName */
 	uint64_t name_ts;            /* when comm was last read */
 	char name[32];
+	/* the perf_events backend (perf.c; sampler thread only) */
+	int perf_state;              /* enum nts_perf_state */
+	int perf_fd;
+	uint8_t *perf_ring;          /* the mapped ring: a header page, then the data */
+	size_t perf_ring_size;
+	uint64_t perf_period;        /* the event's sample period (ns of the thread's CPU) */
+	uint64_t perf_cpu;           /* its CPU time when its last perf sample was taken up */
+	int last_perf;               /* the last record came from perf_events */
+	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
 } nts_slot;
+
+enum nts_perf_state { NTS_PERF_NONE = 0, NTS_PERF_OPEN = 1, NTS_PERF_FAILED = 2 };
+
+/* ---------------------------------------------------------------------------------------
+ * perf_events capture (perf.c; sampler thread only)
+ * ------------------------------------------------------------------------------------- */
+
+/* 0 when this process may sample its own threads with perf_events (an event opened and
+ * its ring mapped); otherwise -errno, and why says what failed. */
+int nts_perf_probe(char *why, size_t len);
+/* Opens thread tid's event (period_ns of its CPU time between samples); cpu_now is its
+ * CPU time now. 0, or -1 (perf_state FAILED: the thread is sampled with signals). */
+int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now);
+void nts_perf_close(nts_slot *t);
+/* A forked child's copy of a slot: closes the inherited descriptor. */
+void nts_perf_forget(nts_slot *t);
+void nts_perf_period(nts_slot *t, uint64_t period_ns);
+/* 1 when the thread is runnable (running or waiting for a CPU: state R), 0 when not
+ * (sleeping, disk wait, stopped), -1 when unknown (one pread of its stat file). */
+int nts_perf_runnable(nts_slot *t, pid_t tid);
+/* Consumes the thread's ring; when it held a sample, fills r (time, processor, RUNNING;
+ * not the CPU time, which the caller reads) and ips with its stack (unwound from the copy, at most max) and returns 1.
+ * scratch (scratch_len >= 65536) holds the record; *lost counts PERF_RECORD_LOST. */
+int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
+		  nts_cfi_cache *cache, uint8_t *scratch, size_t scratch_len, uint64_t *lost);
 
 /* ---------------------------------------------------------------------------------------
  * Schedules (schedule.c)
@@ -263,6 +302,7 @@ struct nts_session {
 	nts_sched sched;
 	uint64_t seed;
 	int mode;
+	int backend;            /* enum nts_backend: signal or perf (signal mode) */
 	uint32_t format_version; /* 5 or 6 */
 	pid_t *threads;         /* sorted filter, NULL = all */
 	size_t nthreads;
@@ -303,7 +343,7 @@ void nts_out_abandon(struct nts_session *s);
 typedef struct nts_shared {
 	_Atomic int active;             /* 0: the handler ignores signals */
 	_Atomic(nts_modsnap *) snap;
-	/* dlclose (our interposer, sampler.c) counts unloads begun and ended; a snapshot is
+	/* dlclose (our interposer, interpose.c) counts unloads begun and ended; a snapshot is
 	 * trusted only while no unload began after the maps it was built from were read
 	 * (snap_gen: unload_end at that time). The walkers that use it are counted so an
 	 * unload waits for them. See nts_snap_get(). */
@@ -316,6 +356,10 @@ typedef struct nts_shared {
 	size_t rec_size;
 	pid_t pid;                      /* getpid() (refreshed in a forked child) */
 	int signo;
+	/* samplepoint mode (samplepoint.c reads, the runtime writes): a generation bumped
+	 * whenever the sessions change (from 1: a new thread, at 0, syncs first), and the
+	 * check period, a quarter of the shortest interval open (0: nothing to do) */
+	_Atomic uint64_t sp_gen, sp_check_ns;
 } nts_shared;
 
 extern nts_shared nts_g;
@@ -357,31 +401,5 @@ uint64_t nts_now(void);
 uint64_t nts_thread_cpu(void);
 /* CPU time of another thread of this process (0 on failure). */
 uint64_t nts_tid_cpu(pid_t tid);
-
-/* Samplepoint mode (samplepoint.c). The runtime calls this with rt.mu held whenever the
- * set of sessions changes: min_interval_ns is the shortest interval open (0: none, or not
- * in samplepoint mode), which sets the threads' check period. */
-void nts_sp_sessions_changed(uint64_t min_interval_ns);
-
-/* A scheduled session as samplepoint threads see it. */
-typedef struct nts_sp_sess {
-	uint64_t uid;          /* unique per session (an index is reused) */
-	uint64_t interval_ns;
-	uint64_t seed;
-	int kind;              /* enum nts_schedule */
-} nts_sp_sess;
-
-/* Copies the scheduled sessions (by index); returns the mask of indexes filled. */
-uint64_t nts_rt_sp_sessions(nts_sp_sess out[NTS_MAX_SESSIONS]);
-/* A samplepoint check's environment duties: nettrace-record's "stop", SIGINT/SIGTERM. */
-void nts_rt_sp_poll(uint64_t now);
-
-/* Writes one sample of the calling thread, at each session's scheduled time ideal[i], to
- * the sessions of r->mask whose uid still matches, with a ThreadName first for sessions not in *named_mask, and adds the
- * thread's schedule counters (deltas, by session index) to the sessions' statistics. */
-void nts_rt_sp_write(const nts_record *r, const uint64_t *ips, const uint64_t ideal[NTS_MAX_SESSIONS],
-		     const uint64_t uid[NTS_MAX_SESSIONS], const char *name, uint64_t *named_mask,
-		     const uint64_t dtaken[NTS_MAX_SESSIONS], const uint64_t dlate[NTS_MAX_SESSIONS],
-		     const uint64_t dmissed[NTS_MAX_SESSIONS]);
 
 #endif

@@ -29,8 +29,8 @@
  * linked into a program): if NETTRACE_OUTPUT is set, a session recording the whole process
  * starts before main() and is finalized at exit(). See nettrace-record(1) for the
  * variables (NETTRACE_OUTPUT, NETTRACE_FREQUENCY, NETTRACE_INTERVAL, NETTRACE_SCHEDULE,
- * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_REALTIME,
- * NETTRACE_PID).
+ * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_BACKEND,
+ * NETTRACE_REALTIME, NETTRACE_PID).
  *
  * Thread safety: every function may be called from any thread; calls are serialised by an
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call
@@ -80,6 +80,16 @@ enum nts_schedule {
 	NTS_SCHED_POISSON = 1, /* exponential gaps with the interval as mean (no aliasing) */
 };
 
+/* How signal mode captures a running thread's stack (doc/sampler-design.md §7). */
+enum nts_backend {
+	NTS_BACKEND_AUTO = 0,   /* perf_events when this process may use them, else signals */
+	NTS_BACKEND_SIGNAL = 1, /* a signal per sample, the stack walked in the handler */
+	NTS_BACKEND_PERF = 2,   /* a per-thread perf_events CPU clock samples running threads
+				   (kernel copy of the stack, walked by the sampler thread);
+				   blocked threads and threads without an event get signals.
+				   nts_start() fails when perf_events cannot be used */
+};
+
 /* Process-wide options of nts_start(). */
 typedef struct nts_opts {
 	size_t sz;          /* sizeof(nts_opts) */
@@ -98,6 +108,8 @@ typedef struct nts_opts {
 	/* Warnings ("sampler is 35 ms behind ..."), at most one per second; NULL = none. */
 	void (*log_fn)(void *ctx, const char *msg);
 	void *log_ctx;
+	int backend;        /* enum nts_backend (signal mode); the one used is written in
+			       SessionSettings (Backend) */
 } nts_opts;
 
 /* One session: where samples go and how often. */
@@ -135,6 +147,7 @@ typedef struct nts_stats {
 	uint64_t handler_cpu_ns; /* CPU time the signal handlers spent on its samples */
 	uint64_t sampler_cpu_ns; /* CPU time of the sampler thread while it was open (shared
 				    with the sessions open at the same time) */
+	uint64_t perf;      /* samples taken from perf_events (the perf backend) */
 } nts_stats;
 
 typedef struct nts_session nts_session;

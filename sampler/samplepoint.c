@@ -18,9 +18,10 @@
  *    when hooks keep one, else the thread's own stack unwound from here (unwind.c).
  * Samples therefore land on samplepoint visits: time is attributed in proportion to
  * visits near each deadline, so samplepoints belong where time is spent (loop bodies,
- * function entries and exits). Writing takes the runtime's lock (sampler.c).
+ * function entries and exits). Writing takes the runtime's lock (nts_rt.mu, runtime.h);
+ * the runtime only publishes the sessions' generation and check period (nts_g).
  * Not here: sessions and output (sampler.c, drain.c). */
-#include "internal.h"
+#include "runtime.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -56,15 +57,89 @@ typedef struct sp_thread {
 static __thread int64_t sp_left __attribute__((tls_model("initial-exec")));
 static __thread sp_thread *sp_self __attribute__((tls_model("initial-exec")));
 
-static _Atomic uint64_t sp_gen = 1;    /* bumped when sessions change */
-static _Atomic uint64_t sp_check_ns;   /* check period; 0 = nothing to do */
 static pthread_key_t sp_key;
 static pthread_once_t sp_once = PTHREAD_ONCE_INIT;
 
-void nts_sp_sessions_changed(uint64_t min_interval_ns)
+/* A scheduled session as samplepoint threads see it. */
+typedef struct nts_sp_sess {
+	uint64_t uid;          /* unique per session (an index is reused) */
+	uint64_t interval_ns;
+	uint64_t seed;
+	int kind;              /* enum nts_schedule */
+} nts_sp_sess;
+
+/* ---------------------------------------------------------------------------------------
+ * The runtime's side: sessions, writing a thread's own sample, the sampler thread's duties
+ * ------------------------------------------------------------------------------------- */
+
+static uint64_t sp_rt_sessions(nts_sp_sess out[NTS_MAX_SESSIONS])
 {
-	atomic_store(&sp_check_ns, min_interval_ns / 4);
-	atomic_fetch_add(&sp_gen, 1);
+	pthread_mutex_lock(&nts_rt.mu);
+	uint64_t mask = nts_rt.mode == NTS_MODE_SAMPLEPOINT ? nts_rt.sched_mask : 0;
+	for (uint64_t m = mask; m; m &= m - 1) {
+		int i = __builtin_ctzll(m);
+		const struct nts_session *s = nts_rt.sess[i];
+		out[i].uid = s->uid;
+		out[i].interval_ns = s->sched.interval_ns;
+		out[i].seed = s->seed;
+		out[i].kind = s->sched.kind;
+	}
+	pthread_mutex_unlock(&nts_rt.mu);
+	return mask;
+}
+
+static void sp_rt_write(const nts_record *r, const uint64_t *ips,
+			const uint64_t ideal[NTS_MAX_SESSIONS],
+			const uint64_t uid[NTS_MAX_SESSIONS], const char *name, uint64_t *named_mask,
+			const uint64_t dtaken[NTS_MAX_SESSIONS], const uint64_t dlate[NTS_MAX_SESSIONS],
+			const uint64_t dmissed[NTS_MAX_SESSIONS])
+{
+	pthread_mutex_lock(&nts_rt.mu);
+	for (uint64_t m = r->mask & nts_rt.sched_mask; m; m &= m - 1) {
+		int i = __builtin_ctzll(m);
+		struct nts_session *s = nts_rt.sess[i];
+		if (s->uid != uid[i] || s->owner_pid != nts_g.pid)
+			continue;
+		s->sched.taken += dtaken[i];
+		s->sched.late += dlate[i];
+		s->sched.missed += dmissed[i];
+		if (!(*named_mask & (1ull << i))) {
+			nts_out_thread_name(s, r->tid, name, ideal[i], (pid_t)r->tid);
+			*named_mask |= 1ull << i;
+		}
+		nts_out_sample(s, r, ideal[i], ips, (pid_t)r->tid);
+		if (r->ts_ns >= s->next_flush_ns) {
+			nts_out_flush(s, r->ts_ns, (pid_t)r->tid);
+			s->next_flush_ns = r->ts_ns + s->flush_ns;
+		}
+	}
+	pthread_mutex_unlock(&nts_rt.mu);
+}
+
+/* Samplepoint mode has no sampler thread: the threads' checks (samplepoint.c) do its
+ * duties: the module snapshot (every MODULE_CHECK_NS, and after a dlclose), and for the
+ * environment session the stop requests. A "stop" from nettrace-record finalizes the
+ * file; a SIGINT or SIGTERM caught by env_sp_signal_handler finalizes it and re-raises
+ * the signal. */
+static void sp_rt_poll(uint64_t now)
+{
+	int unload = atomic_load(&nts_g.unload_end) != atomic_load(&nts_g.snap_gen);
+	if (!unload && !atomic_load_explicit(&nts_rt.env_signal, memory_order_relaxed)) {
+		uint64_t next = atomic_load_explicit(&nts_rt.sp_poll_ns, memory_order_relaxed);
+		if (now < next)
+			return;
+		if (!atomic_compare_exchange_strong(&nts_rt.sp_poll_ns, &next, now + SP_POLL_NS))
+			return; /* another thread polls */
+	}
+	pthread_mutex_lock(&nts_rt.mu);
+	if (nts_rt.started && nts_rt.mode == NTS_MODE_SAMPLEPOINT) {
+		nts_rt_modules_check(now, 0); /* objects loaded since, and after a dlclose */
+		if (nts_rt.env_control_fd >= 0)
+			nts_rt.env_on_control();
+		if (atomic_load(&nts_rt.env_signal))
+			nts_rt.env_on_signal(); /* finalizes, then the re-raised signal ends the process */
+	}
+	pthread_mutex_unlock(&nts_rt.mu);
 }
 
 static void sp_free(void *p)
@@ -130,7 +205,7 @@ static sp_thread *sp_alloc(void)
 static void sp_sync(sp_thread *t, uint64_t now, uint64_t gen)
 {
 	nts_sp_sess ss[NTS_MAX_SESSIONS];
-	uint64_t mask = nts_rt_sp_sessions(ss);
+	uint64_t mask = sp_rt_sessions(ss);
 	for (uint64_t m = mask; m; m &= m - 1) {
 		int i = __builtin_ctzll(m);
 		if ((t->sched_mask & (1ull << i)) && t->uid[i] == ss[i].uid)
@@ -198,17 +273,17 @@ static void sp_take(sp_thread *t, uint64_t due, uint64_t now)
 	int cpu = sched_getcpu();
 	r.cpu = cpu < 0 ? 0xFFFFFFFFu : (uint32_t)cpu;
 	r.depth = depth;
-	nts_rt_sp_write(&r, t->ips, ideal, t->uid, t->name, &t->named_mask, dtaken, dlate, dmissed);
+	sp_rt_write(&r, t->ips, ideal, t->uid, t->name, &t->named_mask, dtaken, dlate, dmissed);
 }
 
 __attribute__((noinline)) static void sp_slow(void)
 {
 	if (!nts_guard) {
 		nts_guard++;
-		nts_rt_sp_poll(nts_now()); /* nettrace-record's stop, SIGINT, SIGTERM */
+		sp_rt_poll(nts_now()); /* nettrace-record's stop, SIGINT, SIGTERM */
 		nts_guard--;
 	}
-	uint64_t check = atomic_load_explicit(&sp_check_ns, memory_order_relaxed);
+	uint64_t check = atomic_load_explicit(&nts_g.sp_check_ns, memory_order_relaxed);
 	if (!check || nts_guard) {
 		sp_left = SP_IDLE_VISITS;
 		return;
@@ -232,7 +307,7 @@ __attribute__((noinline)) static void sp_slow(void)
 	if (n > SP_NMAX)
 		n = SP_NMAX;
 	t->last_check_ns = now;
-	uint64_t gen = atomic_load(&sp_gen);
+	uint64_t gen = atomic_load(&nts_g.sp_gen);
 	if (gen != t->gen)
 		sp_sync(t, now, gen);
 	uint64_t due = 0;

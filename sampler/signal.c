@@ -24,7 +24,7 @@
 
 /* The sampler is a process-wide runtime (one signal handler, one set of threads), so its
  * state is global, unlike libtrace's. Zero-initialised: inactive. */
-nts_shared nts_g;
+nts_shared nts_g = {.sp_gen = 1}; /* 1: a new samplepoint thread (gen 0) syncs first */
 
 /* initial-exec: a global-dynamic TLS access may call __tls_get_addr, which can allocate
  * on a thread's first access; that must not happen inside the handler. */

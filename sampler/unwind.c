@@ -26,7 +26,7 @@
  * (tests/fuzz/fuzz-unwind.c) cannot make a read outside it; code bytes are read only
  * inside an executable segment. The objects of the snapshot stay mapped while loaded:
  * dlclose waits for the walks that use a snapshot, and later walks get none until it is
- * rebuilt (the dlclose interposer in sampler.c, nts_snap_get in internal.h).
+ * rebuilt (the dlclose interposer in interpose.c, nts_snap_get in internal.h).
  * Every loop is bounded. Nothing here allocates, locks or touches errno-visible state.
  * Not here: the signal handler (signal.c), building the snapshot (modules.c). */
 #include "internal.h"
@@ -90,6 +90,8 @@ int nts_probe_readable(uint64_t addr, size_t len)
 typedef struct uw_stack {
 	uint64_t lo, hi;       /* readable window; hi == 0: unknown, probe pages */
 	uint64_t probed_lo, probed_hi; /* pages known readable when probing */
+	const uint8_t *img;    /* a copy of the stack from base (perf_events), or NULL */
+	uint64_t base;
 } uw_stack;
 
 static int uw_read(uw_stack *st, uint64_t addr, uint64_t *out)
@@ -113,6 +115,10 @@ static int uw_read(uw_stack *st, uint64_t addr, uint64_t *out)
 				st->probed_hi = page + 4096;
 			}
 		}
+	}
+	if (st->img) { /* hi is set: [lo, hi) lies inside the copy */
+		memcpy(out, st->img + (addr - st->base), sizeof *out);
+		return 0;
 	}
 	*out = *(const volatile uint64_t *)(uintptr_t)addr;
 	return 0;
@@ -752,15 +758,39 @@ uint32_t nts_unwind(const nts_modsnap *snap, const nts_regs *regs, uint64_t stac
  * interrupted frame, by a return address at [rsp] (a frameless function or a PLT stub
  * without usable CFI). fp_ok is 0 when the caller's RBP is not known (its slot could not
  * be read): frame pointers cannot be used after that. */
+static uint32_t walk(const nts_modsnap *snap, const nts_regs *regs, uw_stack st,
+		     uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end);
+
 uint32_t nts_unwind_ex(const nts_modsnap *snap, const nts_regs *regs, uint64_t stack_hi,
 		       uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end)
+{
+	uw_stack st = {regs->sp, stack_hi, 0, 0, NULL, 0};
+	return walk(snap, regs, st, ips, max, cache, end);
+}
+
+uint32_t nts_unwind_copy(const nts_modsnap *snap, const nts_regs *regs, const uint8_t *img,
+			 size_t len, uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end)
+{
+	len &= ~(size_t)7;
+	if (!img || len < 8 || regs->sp < 8 || regs->sp > UINT64_MAX - len) {
+		*end = NTS_END_STOP; /* no stack to read: the interrupted pc alone */
+		if (max == 0)
+			return 0;
+		ips[0] = regs->pc;
+		return 1;
+	}
+	uw_stack st = {regs->sp, regs->sp + len, 0, 0, img, regs->sp};
+	return walk(snap, regs, st, ips, max, cache, end);
+}
+
+static uint32_t walk(const nts_modsnap *snap, const nts_regs *regs, uw_stack st,
+		     uint64_t *ips, uint32_t max, nts_cfi_cache *cache, int *end)
 {
 	*end = NTS_END_MAX;
 	if (max == 0)
 		return 0;
 	uint64_t pc = regs->pc, sp = regs->sp, fp = regs->fp;
 	int fp_ok = 1;
-	uw_stack st = {sp, stack_hi, 0, 0};
 	uint32_t n = 0;
 	ips[n++] = pc;
 	/* exact: pc is an interrupted instruction (the first frame, or below a signal frame),

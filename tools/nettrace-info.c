@@ -187,7 +187,7 @@ typedef struct summary {
 	int have_settings, have_stats;
 	uint64_t sp_interval_ns, sp_seed, sp_samples, sp_dropped, sp_late, sp_missed;
 	double sp_hz;
-	char sp_schedule[16], sp_mode[16];
+	char sp_schedule[16], sp_mode[16], sp_backend[16];
 	/* Universal traces: processes by pid (index + 1 in procs), sorted by pid at the end */
 	int universal;
 	u64map proc_ix;
@@ -318,6 +318,7 @@ static void sampler_event(summary *s, const nt_event *ev)
 		s->sp_seed = field_u64(ev, psz, "Seed");
 		field_str(ev, psz, "Schedule", s->sp_schedule, sizeof s->sp_schedule);
 		field_str(ev, psz, "Mode", s->sp_mode, sizeof s->sp_mode);
+		field_str(ev, psz, "Backend", s->sp_backend, sizeof s->sp_backend); /* may be absent */
 	} else if (ev->meta->event_id == NT_NTS_SAMPLER_STATS) {
 		nt_value v;
 		s->have_stats = 1;
@@ -634,6 +635,8 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 			fprintf(stdout, "\"mode\": \"%s\", \"schedule\": \"%s\", \"interval_ns\": %" PRIu64
 				", \"seed\": %" PRIu64, s->sp_mode, s->sp_schedule, s->sp_interval_ns,
 				s->sp_seed);
+			if (s->sp_backend[0])
+				fprintf(stdout, ", \"backend\": \"%s\"", s->sp_backend);
 			sep = ", ";
 		}
 		if (s->have_stats)
@@ -829,6 +832,8 @@ static void print_text(const summary *s)
 			       s->sp_mode[0] ? s->sp_mode : "?",
 			       s->sp_schedule[0] ? s->sp_schedule : "?",
 			       (double)s->sp_interval_ns / 1e6, s->sp_seed);
+		if (s->have_settings && s->sp_backend[0])
+			printf(", %s backend", s->sp_backend);
 		if (s->have_stats)
 			printf(": %" PRIu64 " samples, %" PRIu64 " dropped, %" PRIu64 " late, %" PRIu64
 			       " missed, %.1f rounds/s", s->sp_samples, s->sp_dropped, s->sp_late,

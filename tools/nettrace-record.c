@@ -56,6 +56,7 @@ enum {
 	OPT_DEPTH,
 	OPT_FOLLOW,
 	OPT_FORMAT,
+	OPT_BACKEND,
 };
 
 static const tool_opt record_opts[] = {
@@ -73,6 +74,8 @@ static const tool_opt record_opts[] = {
 	 "real-time signal number to sample with (default: the highest free one)"},
 	{"depth", required_argument, OPT_DEPTH, "N", "frames kept per sample (default 128, at most "
 						     "1024)"},
+	{"backend", required_argument, OPT_BACKEND, "B",
+	 "auto (default: perf where permitted), perf (perf_events, else fail) or signal"},
 	{"follow-children", no_argument, OPT_FOLLOW, NULL,
 	 "record CMD's child processes too, each into OUTPUT with its pid before '.nettrace'"},
 	{"quiet", no_argument, OPT_QUIET, NULL, "no summary line on stderr"},
@@ -138,7 +141,7 @@ static int find_preload(char *out, size_t len)
 
 typedef struct rec_cfg {
 	const char *output;
-	const char *freq, *interval, *seed, *signo, *depth;
+	const char *freq, *interval, *seed, *signo, *depth, *backend;
 	int poisson, samplepoint, quiet, follow;
 	int universal;  /* --format universal */
 } rec_cfg;
@@ -208,6 +211,8 @@ static void run_child(const rec_cfg *c, const char *preload, int status_fd, int 
 		unsetenv("NETTRACE_SEED");
 	if (c->signo)
 		setenv("NETTRACE_SIGNAL", c->signo, 1);
+	if (c->backend)
+		setenv("NETTRACE_BACKEND", c->backend, 1);
 	if (c->depth)
 		setenv("NETTRACE_DEPTH", c->depth, 1);
 	snprintf(buf, sizeof buf, "%ld", (long)getpid());
@@ -575,6 +580,13 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1, 1024, &v))
 				return tool_usage_error(&t, "bad depth '%s' (1 to 1024)", optarg);
 			c.depth = optarg;
+			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "signal"))
+				return tool_usage_error(&t, "unknown backend '%s' (use auto, perf or "
+							   "signal)",
+							optarg);
+			c.backend = optarg;
 			break;
 		case OPT_QUIET: c.quiet = 1; break;
 		case OPT_FOLLOW: c.follow = 1; break;

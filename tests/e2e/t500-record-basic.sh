@@ -79,14 +79,14 @@ if [ "$n" -ge 100 ]; then pass "samples recorded ($n)"; else fail "samples recor
 is "$(get stats_samples)" "$n" "SamplerStats counts every sample"
 # nettrace-info reports the sampler's own account: settings and the last statistics
 run "$INFO" "$F"
-want="Sampler:           libnettrace-sampler, signal mode, fixed schedule every 2.000 ms (seed $(get seed)): $(get stats_samples) samples, $(get stats_dropped) dropped, $(get stats_late) late, $(get stats_missed) missed, "
+want="Sampler:           libnettrace-sampler, signal mode, fixed schedule every 2.000 ms (seed $(get seed)), $(get backend) backend: $(get stats_samples) samples, $(get stats_dropped) dropped, $(get stats_late) late, $(get stats_missed) missed, "
 case $(grep '^Sampler:' "$T/out") in
 "$want"*" rounds/s") pass "nettrace-info: the Sampler line gives the settings and statistics" ;;
 *) fail "nettrace-info: the Sampler line gives the settings and statistics"
 	diag "want: $want..." "got:  $(grep '^Sampler:' "$T/out")" ;;
 esac
 run "$INFO" --json "$F"
-if grep -q "\"sampler\": {\"mode\": \"signal\", \"schedule\": \"fixed\", \"interval_ns\": 2000000, \"seed\": $(get seed), \"samples\": $(get stats_samples), \"dropped\": $(get stats_dropped)," "$T/out"; then
+if grep -q "\"sampler\": {\"mode\": \"signal\", \"schedule\": \"fixed\", \"interval_ns\": 2000000, \"seed\": $(get seed), \"backend\": \"$(get backend)\", \"samples\": $(get stats_samples), \"dropped\": $(get stats_dropped)," "$T/out"; then
 	pass "nettrace-info --json: the sampler object"
 else
 	fail "nettrace-info --json: the sampler object"

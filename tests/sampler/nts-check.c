@@ -6,7 +6,7 @@
  *                            "TID STATE CPU_NS TS_NS DEPTH frame0;frame1;..." (leaf first)
  *   nts-check summary FILE   key=value lines: sample, round (distinct sample times) and
  *                            thread counts, the last
- *                            SessionSettings and SamplerStats, module and name counts,
+ *                            SessionSettings (with its Backend) and SamplerStats, module and name counts,
  *                            the payload version, the trace end state
  *
  * Frames are symbolised here, independently of the toolkit's own native symbolisation:
@@ -227,13 +227,13 @@ int main(int argc, char **argv)
 	uint64_t tids[4096];
 	size_t ntids = 0;
 	uint64_t states[5] = {0};
-	char settings[512] = "", stats[512] = "";
+	char settings[640] = "", stats[512] = "";
 	while ((rc = nt_reader_next(r, &ev, &err)) == 1) {
 		const nt_metadata *m = ev->meta;
 		if (!m)
 			continue;
 		if (strcmp(m->provider, NT_PROVIDER_NTSAMPLER) == 0) {
-			char s1[400], s2[64];
+			char s1[400], s2[64], s3[64];
 			switch (m->event_id) {
 			case NT_NTS_MODULE_MAP:
 				if (nmods == capmods) {
@@ -259,9 +259,11 @@ int main(int argc, char **argv)
 				nsettings++;
 				field_s(ev, psz, "Schedule", s1, sizeof s1);
 				field_s(ev, psz, "Mode", s2, sizeof s2);
+				field_s(ev, psz, "Backend", s3, sizeof s3);
 				snprintf(settings, sizeof settings,
-					 "interval_ns=%" PRIu64 "\nschedule=%s\nseed=%" PRIu64 "\nmode=%s\n",
-					 field_u(ev, psz, "IntervalNs"), s1, field_u(ev, psz, "Seed"), s2);
+					 "interval_ns=%" PRIu64 "\nschedule=%s\nseed=%" PRIu64 "\nmode=%s\n"
+					 "backend=%s\n",
+					 field_u(ev, psz, "IntervalNs"), s1, field_u(ev, psz, "Seed"), s2, s3);
 				break;
 			case NT_NTS_SAMPLER_STATS:
 				nstats++;

@@ -394,6 +394,32 @@ static void test_sampler_unwind_hostile(void)
 static uint64_t chain_ra[3];
 static uint64_t chain_ips[64];
 static uint32_t chain_n;
+static uint8_t *chain_copy;
+static size_t chain_copy_len;
+static nts_regs chain_copy_regs;
+
+/* Copies live stack memory as the kernel does for perf_events: other frames' bytes, ASan
+ * redzones included, so the copy itself is not instrumented. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_ASAN __attribute__((no_sanitize_address))
+#endif
+#endif
+#ifndef NO_ASAN
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define NO_ASAN
+#endif
+#endif
+NO_ASAN static void copy_stack(uint8_t *out, uint64_t from, size_t len)
+{
+	const volatile uint64_t *p = (const volatile uint64_t *)(uintptr_t)from;
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t v = p[i];
+		memcpy(out + 8 * i, &v, 8);
+	}
+}
 
 CHAIN_FN static void chain_c(const nts_modsnap *snap)
 {
@@ -402,6 +428,20 @@ CHAIN_FN static void chain_c(const nts_modsnap *snap)
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
 	chain_ra[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	chain_n = nts_unwind(snap, &r, 0, chain_ips, 64, NULL);
+	/* the same walk on a copy of the stack (perf_events' PERF_SAMPLE_STACK_USER): the
+	 * readable pages from sp, at most 64 KiB, into a heap buffer (ASan sees any read
+	 * outside it) */
+	size_t len = 4096 - (size_t)(r.sp & 4095);
+	while (len < 65536 && nts_probe_readable(r.sp + len, 4096))
+		len += 4096;
+	free(chain_copy);
+	chain_copy = malloc(len);
+	chain_copy_len = 0;
+	if (chain_copy) {
+		copy_stack(chain_copy, r.sp, len);
+		chain_copy_len = len;
+		chain_copy_regs = r;
+	}
 }
 
 CHAIN_FN static void chain_b(const nts_modsnap *snap)
@@ -440,6 +480,26 @@ static void test_sampler_unwind_own_stack(void)
 	ok(nts_probe_readable((uint64_t)(uintptr_t)chain_ips, 8) &&
 		   !nts_probe_readable(8, 8),
 	   "test_sampler_unwind_own_stack: page probing tells readable from unmapped");
+	const nts_modsnap *snap = snapshot();
+	uint64_t ips[64];
+	int end;
+	uint32_t n = chain_copy ? nts_unwind_copy(snap, &chain_copy_regs, chain_copy, chain_copy_len,
+						  ips, 64, NULL, &end)
+				: 0;
+	ok(n == chain_n && memcmp(ips, chain_ips, n * sizeof *ips) == 0,
+	   "test_sampler_unwind_own_stack: the walk of a copy of the stack is the live walk "
+	   "(%u of %u frames, %zu bytes copied)",
+	   n, chain_n, chain_copy_len);
+	/* a copy cut after 64 bytes: a shorter walk, nothing read past it */
+	n = chain_copy ? nts_unwind_copy(snap, &chain_copy_regs, chain_copy, 64, ips, 64, NULL, &end)
+		       : 0;
+	ok(n >= 1 && n < chain_n && ips[0] == chain_ips[0],
+	   "test_sampler_unwind_own_stack: a copy cut short gives a shorter walk (%u frames)", n);
+	n = nts_unwind_copy(snap, &chain_copy_regs, NULL, 0, ips, 64, NULL, &end);
+	ok(n == 1 && end == NTS_END_STOP,
+	   "test_sampler_unwind_own_stack: no copy: the pc alone");
+	free(chain_copy);
+	chain_copy = NULL;
 }
 
 /* ---------------------------------------------------------------- output format */
@@ -474,6 +534,8 @@ static void test_sampler_snapshot_unload(void)
 	ok(s3 == snapshot(), "test_sampler_snapshot_unload: trusted again once rebuilt");
 	nts_snap_put(s3);
 	atomic_store(&nts_g.snap, saved);
+	free(chain_copy); /* chain_a's copy of the stack, not used here */
+	chain_copy = NULL;
 }
 
 static void test_sampler_output_format(void)
