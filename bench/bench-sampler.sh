@@ -43,6 +43,7 @@ THREADS=${THREADS:-$(nproc 2>/dev/null || echo 2)}
 MITER=${MITER:-1200}
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+. "$TOP/bench/lib-build.sh"
 
 die() { printf 'bench-sampler.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
@@ -71,9 +72,7 @@ fi
 CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/sampler"
 # shellcheck disable=SC2086
 $CC -std=c11 $BENCH_CFLAGS -fPIC -fvisibility=hidden -shared $CPPFLAGS -DNTS_BUILDING_LIB \
-	-o "$BUILD/libnettrace-sampler.so" "$TOP"/sampler/*.c "$TOP/libtrace/writer.c" \
-	"$TOP/libtrace/writer-meta.c" \
-	"$TOP/libtrace/sink.c" "$TOP/libtrace/error.c" "$TOP/libtrace/utf16.c" \
+	-o "$BUILD/libnettrace-sampler.so" $(bench_sources sampler_libntsampler_la) \
 	-Wl,--version-script="$TOP/sampler/sampler.map" -lm -lpthread ||
 	die "cannot build the sampler library"
 # shellcheck disable=SC2086

@@ -28,3 +28,14 @@ bench_libs() {
 	rm -f "$1/probe" "$1/probe.c"
 	echo "$libs"
 }
+
+# bench_sources VAR: the .c files of Makefile.am's VAR_SOURCES list (e.g.
+# sampler_libntsampler_la), as paths under TOP, so that a file the build adds to a library
+# is in the benchmark's copy too (the sampler's copy once missed libtrace/opts.c).
+bench_sources() {
+	awk -v var="$1_SOURCES" '
+		$1 == var && $2 == "=" { on = 1; $1 = ""; $2 = "" }
+		on { line = $0; more = sub(/\\$/, "", line); n = split(line, w, /[ \t]+/)
+		     for (i = 1; i <= n; i++) if (w[i] ~ /\.c$/) print w[i]
+		     if (!more) on = 0 }' "$TOP/Makefile.am" | sed "s|^|$TOP/|"
+}
