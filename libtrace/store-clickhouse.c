@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -478,13 +479,16 @@ typedef struct chexp {
 	int no_events;
 	uint64_t traces;         /* rows of `traces` written */
 	struct chgroup {
-		chbuf head;        /* trace_id, thread_id */
-		chbuf mid;         /* callsite_id, category, sample_type */
-		chbuf tail;        /* subsystem */
+		chbuf row;         /* the group's row: trace_id, thread_id, ts_ns (0 here),
+				      callsite_id, category, sample_type, weight_ns (0 here),
+				      subsystem */
+		size_t ts_at, w_at; /* offsets in row of ts_ns and weight_ns */
 		double weight;     /* weight_ns / samples, for rows without their own */
 		int want;
+		int own_weight;    /* a compat mode: each sample carries the weight charged */
 	} *groups;
 	size_t ngroups;
+	const nt_profile *profile; /* the samples come from its sequence, not from the store */
 	nt_ch_stats *stats;
 } chexp;
 
@@ -687,16 +691,48 @@ static int on_group(void *ctx, const nt_sql_row *row)
 	if (!tid)
 		return 0;
 	g->want = 1;
-	rb_str(&g->head, tid, strlen(tid));
-	put_value(&g->head, 'u', &v[2]);
-	put_value(&g->mid, 'U', &v[3]);
-	put_value(&g->mid, 's', &v[4]);
-	put_value(&g->mid, 's', &v[5]);
-	put_value(&g->tail, 's', &v[6]);
+	rb_str(&g->row, tid, strlen(tid));
+	put_value(&g->row, 'u', &v[2]);
+	g->ts_at = g->row.n;
+	rb_le(&g->row, 0, 8);
+	put_value(&g->row, 'U', &v[3]);
+	put_value(&g->row, 's', &v[4]);
+	put_value(&g->row, 's', &v[5]);
+	g->w_at = g->row.n;
+	rb_le(&g->row, 0, 8);
+	put_value(&g->row, 's', &v[6]);
 	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
-	if (g->head.oom || g->mid.oom || g->tail.oom)
+	g->own_weight = v[8].type == NT_SQL_INTEGER && v[8].i != 0;
+	if (g->row.oom)
 		return 1;
 	return 0;
+}
+
+static void le64_at(char *d, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		d[i] = (char)(v >> (8 * i));
+}
+
+/* One row of samples: the group's row with the sample's time and weight in it (the hot
+ * loop of an import: one copy and two stores per sample). */
+static int put_sample(chexp *x, const struct chgroup *g, int64_t ts_ns, double weight_ns)
+{
+	chbuf *b = &x->buf;
+	if (b->oom || (b->n + g->row.n + 1 > b->cap &&
+			nt_grow((void **)&b->p, &b->cap, b->n + g->row.n + 1, 1))) {
+		b->oom = 1;
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	}
+	char *d = b->p + b->n;
+	memcpy(d, g->row.p, g->row.n);
+	uint64_t w;
+	memcpy(&w, &weight_ns, sizeof w);
+	le64_at(d + g->ts_at, (uint64_t)ts_ns);
+	le64_at(d + g->w_at, w);
+	b->n += g->row.n;
+	x->rows++;
+	return b->n >= CH_CHUNK ? flush_rows(x, 0) : 0;
 }
 
 static int on_sample(void *ctx, const nt_sql_row *row)
@@ -709,17 +745,32 @@ static int on_sample(void *ctx, const nt_sql_row *row)
 	if (id < 1 || (uint64_t)id > x->ngroups || !x->groups[id - 1].want)
 		return 0;
 	const struct chgroup *g = &x->groups[id - 1];
-	cb_put(&x->buf, g->head.p, g->head.n);
-	rb_le(&x->buf, (uint64_t)v[0].i, 8);
-	cb_put(&x->buf, g->mid.p, g->mid.n);
-	rb_f64(&x->buf, v[2].type == NT_SQL_REAL ? v[2].d : g->weight);
-	cb_put(&x->buf, g->tail.p, g->tail.n);
-	x->rows++;
-	return flush_rows(x, 0) ? 1 : 0;
+	return put_sample(x, g, v[0].i, v[2].type == NT_SQL_REAL ? v[2].d : g->weight) ? 1 : 0;
+}
+
+/* The samples of the profile itself (nt_store_hook_profile_clickhouse): the store holds
+ * its groups (ids 1 + the profile's group index, the store's only profile) but no rows. The
+ * sequence is in reading order, as the store's rows would be. */
+static int write_profile_samples(chexp *x)
+{
+	size_t n = 0;
+	const nt_seqent *seq = nt_profile_sequence(x->profile, &n);
+	if (!seq && n)
+		return nt_fail(x->err, NT_EINVAL, NT_NO_OFFSET, "the profile kept no samples "
+				 "(nt_store_hook_profile_clickhouse)");
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = (uint64_t)seq[i].group + 1;
+		if (id > x->ngroups || !x->groups[id - 1].want)
+			continue; /* a group the category filter left out */
+		const struct chgroup *g = &x->groups[id - 1];
+		if (put_sample(x, g, seq[i].time_ns, g->own_weight ? seq[i].weight_ns : g->weight))
+			return -1;
+	}
+	return 0;
 }
 
 /* Samples without SQLite's join: the groups (what samples share) are encoded once, then
- * each row of sample_rows adds its time and weight. */
+ * each sample adds its time and weight: the rows of sample_rows, or the profile's own. */
 static int write_samples(chexp *x)
 {
 	int64_t n = 0;
@@ -732,12 +783,15 @@ static int write_samples(chexp *x)
 	if (!(x->groups = calloc(x->ngroups ? x->ngroups : 1, sizeof *x->groups)))
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	int rc = nt_store_query(x->st,
-				"SELECT id, session_id, thread_id, COALESCE(callsite_id, 0), category, "
-				"sample_type, COALESCE(subsystem, ''), "
-				"(weight_ns - COALESCE(charged_ns, 0)) / samples "
-				"FROM sample_groups",
+				"SELECT g.id, g.session_id, g.thread_id, COALESCE(g.callsite_id, 0), "
+				"g.category, g.sample_type, COALESCE(g.subsystem, ''), "
+				"(g.weight_ns - COALESCE(g.charged_ns, 0)) / g.samples, "
+				"s.compat != 'none' "
+				"FROM sample_groups g JOIN sessions s ON s.id = g.session_id",
 				on_group, x, x->err);
-	if (!rc)
+	if (!rc && x->profile)
+		rc = write_profile_samples(x);
+	else if (!rc)
 		rc = nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM sample_rows",
 				    on_sample, x, x->err);
 	if (rc > 0 && !x->err->code)
@@ -859,10 +913,20 @@ static int wait_mutations(const chconn *c, nt_error *err)
 	return rc;
 }
 
+void nt_store_hook_profile_clickhouse(nt_store *st, nt_profile_opts *popts)
+{
+	nt_store_hook_profile(st, popts);
+	/* the store's sample hook would insert every sample into sample_rows, only for the
+	 * export to read them back: the profile keeps them (24 bytes each) instead */
+	popts->sample_fn = NULL;
+	popts->sequence = 1;
+}
+
 int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
 			       nt_error *err)
 {
-	if (!opts || opts->sz < sizeof *opts || !opts->url || (opts->nids && (!opts->ids || !st)))
+	if (!opts || opts->sz < offsetof(nt_ch_opts, profile) || !opts->url ||
+	    (opts->nids && (!opts->ids || !st)))
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_store_export_clickhouse: bad "
 				 "arguments");
 	if (opts->nlabels && !opts->labels)
@@ -897,6 +961,8 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	x.labels = opts->labels;
 	x.nlabels = opts->nlabels;
 	x.no_events = !!(opts->flags & NT_CH_NO_EVENTS);
+	x.profile = opts->sz >= offsetof(nt_ch_opts, profile) + sizeof opts->profile
+			    ? opts->profile : NULL;
 	int rc = 0;
 	char *done = NULL, *stray = NULL;
 	chbuf q = {0};
@@ -1017,9 +1083,7 @@ out:
 		memcpy(stats, &local, sz);
 	}
 	for (size_t i = 0; i < x.ngroups; i++) {
-		free(x.groups[i].head.p);
-		free(x.groups[i].mid.p);
-		free(x.groups[i].tail.p);
+		free(x.groups[i].row.p);
 	}
 	free(x.groups);
 	for (size_t i = 0; i < x.ncs; i++)

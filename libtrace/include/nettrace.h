@@ -1282,6 +1282,11 @@ typedef struct nt_ch_opts {
 	const char *const *labels; /* "KEY=VALUE" each, stored with every trace (service,
 				  * deploy, host...: traces.label_keys/label_values) */
 	size_t nlabels;
+	/* Appended: the profile hooked with nt_store_hook_profile_clickhouse() (NULL: none).
+	 * The samples table is then written from the samples it kept, not from the store's
+	 * sample rows; it must be the store's only profile, added with nt_store_add_profile()
+	 * and not freed yet. */
+	const nt_profile *profile;
 } nt_ch_opts;
 
 typedef struct nt_ch_stats {
@@ -1304,6 +1309,15 @@ typedef struct nt_ch_stats {
  * nothing is sent. Blocks; one call at a time per store. */
 NT_API int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
 				      nt_error *err);
+
+/* As nt_store_hook_profile(), for an import into ClickHouse only: the samples stay in the
+ * profile (nt_profile_opts.sequence, 24 bytes each) instead of going into the store's
+ * sample rows, and nt_store_export_clickhouse() with nt_ch_opts.profile = the profile
+ * writes them from there. The store gets everything else (sessions, threads, stacks,
+ * groups, events), and its samples table stays empty. The rows in ClickHouse are the same
+ * as through the store; the SQLite round trip of every sample is saved. The store must be
+ * new (no other profile). */
+NT_API void nt_store_hook_profile_clickhouse(nt_store *st, nt_profile_opts *popts);
 
 /* ---------------------------------------------------------------------------------------
  * Native symbols (sym-native.c): IP -> "module!function" frames through the module map the
