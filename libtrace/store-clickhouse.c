@@ -759,6 +759,8 @@ static int write_profile_samples(chexp *x)
 		return nt_fail(x->err, NT_EINVAL, NT_NO_OFFSET, "the profile kept no samples "
 				 "(nt_store_hook_profile_clickhouse)");
 	for (size_t i = 0; i < n; i++) {
+		if (seq[i].flags & NT_SEQ_CHARGE)
+			continue; /* a GC pause charged without a sample: no row of samples */
 		uint64_t id = (uint64_t)seq[i].group + 1;
 		if (id > x->ngroups || !x->groups[id - 1].want)
 			continue; /* a group the category filter left out */
