@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* store-clickhouse.c - the ClickHouse export: the model of an SQLite store (sessions,
- * threads, stacks, samples, events) streamed into ClickHouse tables made for many traces
+ * threads, stacks, samples, charges, events) streamed into ClickHouse tables made for many traces
  * (doc/clickhouse-schema.md), over ClickHouse's HTTP interface with one streamed
  * "INSERT ... FORMAT RowBinary" per table (ClickHouse's native binary rows: no text to
  * format or parse on either side).
@@ -56,13 +56,16 @@ static const char *const CH_SCHEMA[] = {
 	"CREATE TABLE IF NOT EXISTS @DB@.samples (trace_id String, thread_id UInt32, "
 	"ts_ns Int64, callsite_id UInt64, category String, sample_type String, "
 	"weight_ns Float64, subsystem String) ENGINE = MergeTree ORDER BY (trace_id, ts_ns)",
+	"CREATE TABLE IF NOT EXISTS @DB@.charges (trace_id String, thread_id UInt32, "
+	"ts_ns Int64, callsite_id UInt64, category String, sample_type String, "
+	"weight_ns Float64, subsystem String) ENGINE = MergeTree ORDER BY (trace_id, ts_ns)",
 	"CREATE TABLE IF NOT EXISTS @DB@.events (trace_id String, thread_id UInt32, ts_ns Int64, "
 	"provider String, event_id UInt32, name String, duration_ns Nullable(Int64), "
 	"payload String) ENGINE = MergeTree ORDER BY (trace_id, name, ts_ns)",
 };
 /* The data tables, in the order they are written; `traces` comes last. */
 static const char *const CH_DATA_TABLES[] = {"sessions", "threads", "stacks", "samples",
-					     "events"};
+					     "charges", "events"};
 #define CH_NDATA (sizeof CH_DATA_TABLES / sizeof CH_DATA_TABLES[0])
 
 /* ------------------------------------------------------------------ text buffer */
@@ -542,7 +545,8 @@ static void put_value(chbuf *b, char type, const nt_sql_value *v)
 
 /* The column types of each data table after trace_id (put_value's letters), in the order
  * of CH_SCHEMA and of CH_SELECT; stacks are written by on_used_callsite. */
-static const char *const CH_TYPES[] = {"usIsIIfsIiiisUUIb", "uIs", NULL, NULL, "uIsusns"};
+static const char *const CH_TYPES[] = {"usIsIIfsIiiisUUIb", "uIs", NULL, NULL, NULL,
+				       "uIsusns"};
 
 /* A row of a data table's SELECT: column 0 is the session id, replaced by the trace id.
  * The SELECTs COALESCE every column that is not Nullable in ClickHouse, so a NULL here is
@@ -584,6 +588,8 @@ static const char *const CH_SELECT[] = {
 	/* stacks: written from memory (see write_stacks) */
 	NULL,
 	/* samples: written from the groups and the rows (see write_samples) */
+	NULL,
+	/* charges: as samples (see write_charges) */
 	NULL,
 	/* events */
 	"SELECT session_id, COALESCE(thread_id, 0), ts_ns, provider, event_id, name, "
@@ -750,8 +756,9 @@ static int on_sample(void *ctx, const nt_sql_row *row)
 
 /* The samples of the profile itself (nt_store_hook_profile_clickhouse): the store holds
  * its groups (ids 1 + the profile's group index, the store's only profile) but no rows. The
- * sequence is in reading order, as the store's rows would be. */
-static int write_profile_samples(chexp *x)
+ * sequence is in reading order, as the store's rows would be. charges: the entries that are
+ * GC pauses charged without a sample (the store's charges), else the samples. */
+static int write_profile_samples(chexp *x, int charges)
 {
 	size_t n = 0;
 	const nt_seqent *seq = nt_profile_sequence(x->profile, &n);
@@ -759,13 +766,14 @@ static int write_profile_samples(chexp *x)
 		return nt_fail(x->err, NT_EINVAL, NT_NO_OFFSET, "the profile kept no samples "
 				 "(nt_store_hook_profile_clickhouse)");
 	for (size_t i = 0; i < n; i++) {
-		if (seq[i].flags & NT_SEQ_CHARGE)
-			continue; /* a GC pause charged without a sample: no row of samples */
+		if (!(seq[i].flags & NT_SEQ_CHARGE) != !charges)
+			continue;
 		uint64_t id = (uint64_t)seq[i].group + 1;
 		if (id > x->ngroups || !x->groups[id - 1].want)
 			continue; /* a group the category filter left out */
 		const struct chgroup *g = &x->groups[id - 1];
-		if (put_sample(x, g, seq[i].time_ns, g->own_weight ? seq[i].weight_ns : g->weight))
+		double w = charges || g->own_weight ? seq[i].weight_ns : g->weight;
+		if (put_sample(x, g, seq[i].time_ns, w))
 			return -1;
 	}
 	return 0;
@@ -792,10 +800,22 @@ static int write_samples(chexp *x)
 				"FROM sample_groups g JOIN sessions s ON s.id = g.session_id",
 				on_group, x, x->err);
 	if (!rc && x->profile)
-		rc = write_profile_samples(x);
+		rc = write_profile_samples(x, 0);
 	else if (!rc)
 		rc = nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM sample_rows",
 				    on_sample, x, x->err);
+	if (rc > 0 && !x->err->code)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	return rc ? -1 : 0;
+}
+
+/* GC pauses charged to a group without a sample (the store's charges): rows as samples,
+ * with the groups write_samples encoded. */
+static int write_charges(chexp *x)
+{
+	int rc = x->profile ? write_profile_samples(x, 1)
+			    : nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM charges",
+					     on_sample, x, x->err);
 	if (rc > 0 && !x->err->code)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	return rc ? -1 : 0;
@@ -811,8 +831,9 @@ static int insert_table(chexp *x, int t)
 	if (req_start(&x->req, x->c, q, x->err))
 		goto fail;
 	int rc = CH_SELECT[t] ? nt_store_query(x->st, CH_SELECT[t], on_row, x, x->err)
-	       : !strcmp(CH_DATA_TABLES[t], "stacks") ? write_stacks(x)
-						      : write_samples(x);
+	       : !strcmp(CH_DATA_TABLES[t], "stacks")  ? write_stacks(x)
+	       : !strcmp(CH_DATA_TABLES[t], "charges") ? write_charges(x)
+						       : write_samples(x);
 	if (rc && !x->err->code)
 		nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (rc || flush_rows(x, 1))

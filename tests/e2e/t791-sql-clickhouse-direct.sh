@@ -3,7 +3,7 @@
 # t791-sql-clickhouse-direct.sh - `nettrace-sql --to` alone sends the samples straight from
 # the profile (nt_store_hook_profile_clickhouse), `--to` with -e builds the SQLite store and
 # exports its rows (the path t410 checks against SQLite's answers). On one real
-# clickhouse-server, every table (sessions, threads, stacks, samples, events; traces but
+# clickhouse-server, every table (sessions, threads, stacks, samples, charges, events; traces but
 # its import time) must hold the same rows either way: real traces with their events, the weight modes (--compat pyroscope, traceevent: each sample's own weight), a
 # category filter and a time range (rows of left-out groups), three files in one import,
 # and a truncated trace. Skipped where clickhouse-server is not installed.
@@ -71,7 +71,7 @@ ch() { "$CHC" --port "$TP" -q "$1" 2>&1; }
 
 # dump DB: every table's rows, sorted (the import time of traces left out)
 dump() {
-	for t in sessions threads stacks samples events; do
+	for t in sessions threads stacks samples charges events; do
 		echo "== $t"
 		ch "SELECT * FROM $1.$t FORMAT TabSeparated" | sort
 	done
@@ -95,6 +95,11 @@ same_rows() {
 	dump "store_$n" >"$T/store.dump"
 	dump "direct_$n" >"$T/direct.dump"
 	rows=$(ch "SELECT count() FROM direct_$n.samples")
+	# the GC pauses charged without a sample: as many, and as long, as in SQLite
+	# shellcheck disable=SC2086
+	want=$("$SQL" $files "$@" --csv -q "SELECT COUNT(*), CAST(ROUND(COALESCE(SUM(weight_ns), 0)) AS INTEGER) FROM charges" 2>/dev/null | sed 1d)
+	got=$(ch "SELECT count(), toInt64(round(sum(weight_ns))) FROM direct_$n.charges" | tr '\t' ,)
+	is "$got" "$want" "$desc: charges (count, ns) as in SQLite"
 	if [ "$rows" -gt 0 ] && cmp -s "$T/store.dump" "$T/direct.dump"; then
 		pass "$desc: every table the same ($rows samples, $(wc -l <"$T/direct.dump") lines)"
 	else
