@@ -6,7 +6,10 @@
  * Location (with one Line) per function and source line: native frames of a profile
  * carry their DWARF line (nt_xstack_native; the function's file is then its source file,
  * else its module), others line 0; the string table, and the sessions' start, duration
- * and period. Time values are rounded so that their sum stays the rounded exact total.
+ * (the union of their time ranges: the gap between two files is no profiled time) and
+ * period, with a comment per session when there are several. Labels follow what
+ * continuous-profiling servers read (doc/pprof-labels.md). Time values are rounded so
+ * that their sum stays the rounded exact total.
  * Not here: reading inputs (export-stacks.c). */
 #include "export.h"
 
@@ -19,7 +22,8 @@
 enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
 	PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
@@ -143,6 +147,8 @@ typedef struct pp_ctx {
 	double exact_ns, written_ns; /* for rounding time values without drift */
 	uint32_t s_thread, s_category, s_session;
 	uint32_t *sess_names; /* string index of each session's name */
+	uint32_t *user_labels; /* opts' labels: key and value string indexes, in pairs */
+	size_t nuser;
 	nt_xprev prev;        /* the previous stack, whose frames' ids are in ids */
 	uint32_t *ids;
 	size_t idcap;
@@ -494,6 +500,8 @@ static int on_stack(void *ctx, const nt_xstack *st)
 	}
 	if (c->sessions > 1 && st->has_thread && st->session < (uint32_t)c->sessions)
 		label(c, c->s_session, 0, 0, c->sess_names[st->session]);
+	for (size_t i = 0; i < c->nuser; i++)
+		label(c, c->user_labels[2 * i], 0, 0, c->user_labels[2 * i + 1]);
 	pb_msg(&c->samples, PROFILE_SAMPLE, &c->msg);
 	if (c->samples.oom || c->msg.oom)
 		goto nomem;
@@ -548,6 +556,49 @@ static int gzip_to(const uint8_t *p, size_t n, int level, const nt_sink *sink, n
 
 /* ------------------------------------------------------------------ the profile */
 
+int nt_pprof_label_name_ok(const char *key, size_t n)
+{
+	if (!key || n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = key[i];
+		int alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+		if (!alpha && !(i > 0 && ch >= '0' && ch <= '9'))
+			return 0;
+	}
+	return 1;
+}
+
+typedef struct span {
+	int64_t t0, t1;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+	const span *x = a, *y = b;
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0 ? 1 : (x->t1 > y->t1) - (x->t1 < y->t1);
+}
+
+/* Length of the union of the spans (sorted here): time covered by one session or more. */
+static int64_t union_ns(span *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_span);
+	int64_t total = 0, s0 = 0, s1 = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || v[i].t0 > s1) {
+			if (i)
+				total = s1 - s0 > INT64_MAX - total ? INT64_MAX : total + (s1 - s0);
+			s0 = v[i].t0;
+			s1 = v[i].t1;
+		} else if (v[i].t1 > s1) {
+			s1 = v[i].t1;
+		}
+	}
+	if (n)
+		total = s1 - s0 > INT64_MAX - total ? INT64_MAX : total + (s1 - s0);
+	return total;
+}
+
 int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink, nt_error *err)
 {
 	nt_error_clear(err);
@@ -564,6 +615,10 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	c.err = err;
 	pb out = {NULL, 0, 0, 0};
 	int rc = 0;
+	span *spans = NULL;
+	int64_t *comments = NULL;
+	char **ctext = NULL;      /* the comments' text (the string table borrows it) */
+	size_t ncomments = 0;
 	nt_profile *p = nt_stacks_profile(s);
 	int unit = nt_stacks_unit(s);
 	c.profile_input = p != NULL;
@@ -581,29 +636,77 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	c.s_category = (uint32_t)s_category;
 	c.s_session = (uint32_t)s_session;
 
-	int64_t start_ns = 0, end_ns = 0, period = 0;
+	if (o.nlabels && !o.labels) {
+		rc = nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "pprof labels: none given");
+		goto done;
+	}
+	if (o.nlabels > 1024) {
+		rc = nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "pprof labels: %zu (1024 at most)",
+			     o.nlabels);
+		goto done;
+	}
+	for (size_t i = 0; i < o.nlabels; i++) {
+		const char *l = o.labels[i], *eq = l ? strchr(l, '=') : NULL;
+		if (!eq || !nt_pprof_label_name_ok(l, (size_t)(eq - l))) {
+			rc = nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "pprof label '%s' is not KEY=VALUE "
+				     "with KEY of letters, digits and _ (not first: a digit)",
+				     l ? l : "(null)");
+			goto done;
+		}
+	}
+	if (o.nlabels && !(c.user_labels = calloc(2 * o.nlabels, sizeof(uint32_t))))
+		goto nomem;
+	for (size_t i = 0; i < o.nlabels; i++) {
+		const char *eq = strchr(o.labels[i], '=');
+		int64_t k = str_index(&c, o.labels[i], (size_t)(eq - o.labels[i]));
+		int64_t v = lit(&c, eq + 1);
+		if (k < 0 || v < 0)
+			goto nomem;
+		c.user_labels[2 * c.nuser] = (uint32_t)k;
+		c.user_labels[2 * c.nuser + 1] = (uint32_t)v;
+		c.nuser++;
+	}
+
+	int64_t start_ns = 0, covered_ns = 0, period = 0;
 	if (p) {
 		size_t ns = nt_profile_session_count(p);
 		c.sessions = (int)(ns > 1000000 ? 1000000 : ns);
 		c.sess_names = calloc(ns ? ns : 1, sizeof(uint32_t));
-		if (!c.sess_names)
+		spans = malloc((ns ? ns : 1) * sizeof *spans);
+		comments = calloc(ns ? ns : 1, sizeof *comments);
+		ctext = calloc(ns ? ns : 1, sizeof *ctext);
+		if (!c.sess_names || !spans || !comments || !ctext)
 			goto nomem;
 		for (size_t i = 0; i < ns; i++) {
 			const nt_session_info *si = nt_profile_session(p, i);
 			int64_t t0 = nt_systemtime_to_unix_ns(si->header.sync_time_utc);
 			int64_t d = si->duration_ns > 0 ? si->duration_ns : 0;
 			int64_t t1 = t0 > 0 && d > INT64_MAX - t0 ? INT64_MAX : t0 + d;
+			spans[i] = (span){t0, t1};
 			if (i == 0 || t0 < start_ns)
 				start_ns = t0;
-			if (i == 0 || t1 > end_ns)
-				end_ns = t1;
 			if (i == 0 && si->rate->inferred_interval_ns > 0)
 				period = llround(si->rate->inferred_interval_ns);
 			int64_t sn = lit(&c, si->name ? si->name : "");
 			if (sn < 0)
 				goto nomem;
 			c.sess_names[i] = (uint32_t)sn;
+			if (ns > 1) {
+				/* each file's own time range: "NAME: START UTC + D s" (pprof -comments) */
+				char utc[32], line[4096];
+				nt_systemtime_iso(si->header.sync_time_utc, utc);
+				snprintf(line, sizeof line, "%s: %s + %.9f s", si->name ? si->name : "-",
+					 utc, (double)d / 1e9);
+				if (!(ctext[ncomments] = nt_strdup(line)))
+					goto nomem;
+				int64_t ci = lit(&c, ctext[ncomments]);
+				if (ci < 0)
+					goto nomem;
+				comments[ncomments++] = ci;
+			}
 		}
+		/* the time the profile covers: two files an hour apart are not an hour long */
+		covered_ns = union_ns(spans, ns);
 	}
 
 	rc = nt_stacks_foreach(s, on_stack, &c, err);
@@ -723,7 +826,9 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 	}
 	if (p) {
 		pb_int(&out, PROFILE_TIME_NANOS, start_ns);
-		pb_int(&out, PROFILE_DURATION_NANOS, end_ns - start_ns);
+		pb_int(&out, PROFILE_DURATION_NANOS, covered_ns);
+		for (size_t i = 0; i < ncomments; i++)
+			pb_int(&out, PROFILE_COMMENT, comments[i]);
 		if (period > 0) {
 			value_type(&c, &out, PROFILE_PERIOD_TYPE, s_time, s_ns);
 			pb_int(&out, PROFILE_PERIOD, period);
@@ -759,6 +864,12 @@ done:
 	free(c.sub.p);
 	free(c.packed.p);
 	free(c.sess_names);
+	free(c.user_labels);
+	free(spans);
+	free(comments);
+	for (size_t i = 0; ctext && i < ncomments; i++)
+		free(ctext[i]);
+	free(ctext);
 	free(c.ids);
 	nt_xprev_free(&c.prev);
 	return rc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* store-clickhouse.c - the ClickHouse export: the model of an SQLite store (sessions,
- * threads, stacks, samples, events) streamed into ClickHouse tables made for many traces
+ * threads, stacks, samples, charges, events) streamed into ClickHouse tables made for many traces
  * (doc/clickhouse-schema.md), over ClickHouse's HTTP interface with one streamed
  * "INSERT ... FORMAT RowBinary" per table (ClickHouse's native binary rows: no text to
  * format or parse on either side).
@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -55,13 +56,16 @@ static const char *const CH_SCHEMA[] = {
 	"CREATE TABLE IF NOT EXISTS @DB@.samples (trace_id String, thread_id UInt32, "
 	"ts_ns Int64, callsite_id UInt64, category String, sample_type String, "
 	"weight_ns Float64, subsystem String) ENGINE = MergeTree ORDER BY (trace_id, ts_ns)",
+	"CREATE TABLE IF NOT EXISTS @DB@.charges (trace_id String, thread_id UInt32, "
+	"ts_ns Int64, callsite_id UInt64, category String, sample_type String, "
+	"weight_ns Float64, subsystem String) ENGINE = MergeTree ORDER BY (trace_id, ts_ns)",
 	"CREATE TABLE IF NOT EXISTS @DB@.events (trace_id String, thread_id UInt32, ts_ns Int64, "
 	"provider String, event_id UInt32, name String, duration_ns Nullable(Int64), "
 	"payload String) ENGINE = MergeTree ORDER BY (trace_id, name, ts_ns)",
 };
 /* The data tables, in the order they are written; `traces` comes last. */
 static const char *const CH_DATA_TABLES[] = {"sessions", "threads", "stacks", "samples",
-					     "events"};
+					     "charges", "events"};
 #define CH_NDATA (sizeof CH_DATA_TABLES / sizeof CH_DATA_TABLES[0])
 
 /* ------------------------------------------------------------------ text buffer */
@@ -478,13 +482,16 @@ typedef struct chexp {
 	int no_events;
 	uint64_t traces;         /* rows of `traces` written */
 	struct chgroup {
-		chbuf head;        /* trace_id, thread_id */
-		chbuf mid;         /* callsite_id, category, sample_type */
-		chbuf tail;        /* subsystem */
+		chbuf row;         /* the group's row: trace_id, thread_id, ts_ns (0 here),
+				      callsite_id, category, sample_type, weight_ns (0 here),
+				      subsystem */
+		size_t ts_at, w_at; /* offsets in row of ts_ns and weight_ns */
 		double weight;     /* weight_ns / samples, for rows without their own */
 		int want;
+		int own_weight;    /* a compat mode: each sample carries the weight charged */
 	} *groups;
 	size_t ngroups;
+	const nt_profile *profile; /* the samples come from its sequence, not from the store */
 	nt_ch_stats *stats;
 } chexp;
 
@@ -538,7 +545,8 @@ static void put_value(chbuf *b, char type, const nt_sql_value *v)
 
 /* The column types of each data table after trace_id (put_value's letters), in the order
  * of CH_SCHEMA and of CH_SELECT; stacks are written by on_used_callsite. */
-static const char *const CH_TYPES[] = {"usIsIIfsIiiisUUIb", "uIs", NULL, NULL, "uIsusns"};
+static const char *const CH_TYPES[] = {"usIsIIfsIiiisUUIb", "uIs", NULL, NULL, NULL,
+				       "uIsusns"};
 
 /* A row of a data table's SELECT: column 0 is the session id, replaced by the trace id.
  * The SELECTs COALESCE every column that is not Nullable in ClickHouse, so a NULL here is
@@ -580,6 +588,8 @@ static const char *const CH_SELECT[] = {
 	/* stacks: written from memory (see write_stacks) */
 	NULL,
 	/* samples: written from the groups and the rows (see write_samples) */
+	NULL,
+	/* charges: as samples (see write_charges) */
 	NULL,
 	/* events */
 	"SELECT session_id, COALESCE(thread_id, 0), ts_ns, provider, event_id, name, "
@@ -687,16 +697,48 @@ static int on_group(void *ctx, const nt_sql_row *row)
 	if (!tid)
 		return 0;
 	g->want = 1;
-	rb_str(&g->head, tid, strlen(tid));
-	put_value(&g->head, 'u', &v[2]);
-	put_value(&g->mid, 'U', &v[3]);
-	put_value(&g->mid, 's', &v[4]);
-	put_value(&g->mid, 's', &v[5]);
-	put_value(&g->tail, 's', &v[6]);
+	rb_str(&g->row, tid, strlen(tid));
+	put_value(&g->row, 'u', &v[2]);
+	g->ts_at = g->row.n;
+	rb_le(&g->row, 0, 8);
+	put_value(&g->row, 'U', &v[3]);
+	put_value(&g->row, 's', &v[4]);
+	put_value(&g->row, 's', &v[5]);
+	g->w_at = g->row.n;
+	rb_le(&g->row, 0, 8);
+	put_value(&g->row, 's', &v[6]);
 	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
-	if (g->head.oom || g->mid.oom || g->tail.oom)
+	g->own_weight = v[8].type == NT_SQL_INTEGER && v[8].i != 0;
+	if (g->row.oom)
 		return 1;
 	return 0;
+}
+
+static void le64_at(char *d, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		d[i] = (char)(v >> (8 * i));
+}
+
+/* One row of samples: the group's row with the sample's time and weight in it (the hot
+ * loop of an import: one copy and two stores per sample). */
+static int put_sample(chexp *x, const struct chgroup *g, int64_t ts_ns, double weight_ns)
+{
+	chbuf *b = &x->buf;
+	if (b->oom || (b->n + g->row.n + 1 > b->cap &&
+			nt_grow((void **)&b->p, &b->cap, b->n + g->row.n + 1, 1))) {
+		b->oom = 1;
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	}
+	char *d = b->p + b->n;
+	memcpy(d, g->row.p, g->row.n);
+	uint64_t w;
+	memcpy(&w, &weight_ns, sizeof w);
+	le64_at(d + g->ts_at, (uint64_t)ts_ns);
+	le64_at(d + g->w_at, w);
+	b->n += g->row.n;
+	x->rows++;
+	return b->n >= CH_CHUNK ? flush_rows(x, 0) : 0;
 }
 
 static int on_sample(void *ctx, const nt_sql_row *row)
@@ -709,17 +751,36 @@ static int on_sample(void *ctx, const nt_sql_row *row)
 	if (id < 1 || (uint64_t)id > x->ngroups || !x->groups[id - 1].want)
 		return 0;
 	const struct chgroup *g = &x->groups[id - 1];
-	cb_put(&x->buf, g->head.p, g->head.n);
-	rb_le(&x->buf, (uint64_t)v[0].i, 8);
-	cb_put(&x->buf, g->mid.p, g->mid.n);
-	rb_f64(&x->buf, v[2].type == NT_SQL_REAL ? v[2].d : g->weight);
-	cb_put(&x->buf, g->tail.p, g->tail.n);
-	x->rows++;
-	return flush_rows(x, 0) ? 1 : 0;
+	return put_sample(x, g, v[0].i, v[2].type == NT_SQL_REAL ? v[2].d : g->weight) ? 1 : 0;
+}
+
+/* The samples of the profile itself (nt_store_hook_profile_clickhouse): the store holds
+ * its groups (ids 1 + the profile's group index, the store's only profile) but no rows. The
+ * sequence is in reading order, as the store's rows would be. charges: the entries that are
+ * GC pauses charged without a sample (the store's charges), else the samples. */
+static int write_profile_samples(chexp *x, int charges)
+{
+	size_t n = 0;
+	const nt_seqent *seq = nt_profile_sequence(x->profile, &n);
+	if (!seq && n)
+		return nt_fail(x->err, NT_EINVAL, NT_NO_OFFSET, "the profile kept no samples "
+				 "(nt_store_hook_profile_clickhouse)");
+	for (size_t i = 0; i < n; i++) {
+		if (!(seq[i].flags & NT_SEQ_CHARGE) != !charges)
+			continue;
+		uint64_t id = (uint64_t)seq[i].group + 1;
+		if (id > x->ngroups || !x->groups[id - 1].want)
+			continue; /* a group the category filter left out */
+		const struct chgroup *g = &x->groups[id - 1];
+		double w = charges || g->own_weight ? seq[i].weight_ns : g->weight;
+		if (put_sample(x, g, seq[i].time_ns, w))
+			return -1;
+	}
+	return 0;
 }
 
 /* Samples without SQLite's join: the groups (what samples share) are encoded once, then
- * each row of sample_rows adds its time and weight. */
+ * each sample adds its time and weight: the rows of sample_rows, or the profile's own. */
 static int write_samples(chexp *x)
 {
 	int64_t n = 0;
@@ -732,14 +793,29 @@ static int write_samples(chexp *x)
 	if (!(x->groups = calloc(x->ngroups ? x->ngroups : 1, sizeof *x->groups)))
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	int rc = nt_store_query(x->st,
-				"SELECT id, session_id, thread_id, COALESCE(callsite_id, 0), category, "
-				"sample_type, COALESCE(subsystem, ''), "
-				"(weight_ns - COALESCE(charged_ns, 0)) / samples "
-				"FROM sample_groups",
+				"SELECT g.id, g.session_id, g.thread_id, COALESCE(g.callsite_id, 0), "
+				"g.category, g.sample_type, COALESCE(g.subsystem, ''), "
+				"(g.weight_ns - COALESCE(g.charged_ns, 0)) / g.samples, "
+				"s.compat != 'none' "
+				"FROM sample_groups g JOIN sessions s ON s.id = g.session_id",
 				on_group, x, x->err);
-	if (!rc)
+	if (!rc && x->profile)
+		rc = write_profile_samples(x, 0);
+	else if (!rc)
 		rc = nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM sample_rows",
 				    on_sample, x, x->err);
+	if (rc > 0 && !x->err->code)
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	return rc ? -1 : 0;
+}
+
+/* GC pauses charged to a group without a sample (the store's charges): rows as samples,
+ * with the groups write_samples encoded. */
+static int write_charges(chexp *x)
+{
+	int rc = x->profile ? write_profile_samples(x, 1)
+			    : nt_store_query(x->st, "SELECT ts_ns, group_id, weight_ns FROM charges",
+					     on_sample, x, x->err);
 	if (rc > 0 && !x->err->code)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	return rc ? -1 : 0;
@@ -755,8 +831,9 @@ static int insert_table(chexp *x, int t)
 	if (req_start(&x->req, x->c, q, x->err))
 		goto fail;
 	int rc = CH_SELECT[t] ? nt_store_query(x->st, CH_SELECT[t], on_row, x, x->err)
-	       : !strcmp(CH_DATA_TABLES[t], "stacks") ? write_stacks(x)
-						      : write_samples(x);
+	       : !strcmp(CH_DATA_TABLES[t], "stacks")  ? write_stacks(x)
+	       : !strcmp(CH_DATA_TABLES[t], "charges") ? write_charges(x)
+						       : write_samples(x);
 	if (rc && !x->err->code)
 		nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (rc || flush_rows(x, 1))
@@ -859,6 +936,15 @@ static int wait_mutations(const chconn *c, nt_error *err)
 	return rc;
 }
 
+void nt_store_hook_profile_clickhouse(nt_store *st, nt_profile_opts *popts)
+{
+	nt_store_hook_profile(st, popts);
+	/* the store's sample hook would insert every sample into sample_rows, only for the
+	 * export to read them back: the profile keeps them (24 bytes each) instead */
+	popts->sample_fn = NULL;
+	popts->sequence = 1;
+}
+
 int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
 			       nt_error *err)
 {
@@ -903,6 +989,8 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	x.labels = opts->labels;
 	x.nlabels = opts->nlabels;
 	x.no_events = !!(opts->flags & NT_CH_NO_EVENTS);
+	x.profile = opts->sz >= offsetof(nt_ch_opts, profile) + sizeof opts->profile
+			    ? opts->profile : NULL;
 	int rc = 0;
 	char *done = NULL, *stray = NULL;
 	chbuf q = {0};
@@ -1023,9 +1111,7 @@ out:
 		memcpy(stats, &local, sz);
 	}
 	for (size_t i = 0; i < x.ngroups; i++) {
-		free(x.groups[i].head.p);
-		free(x.groups[i].mid.p);
-		free(x.groups[i].tail.p);
+		free(x.groups[i].row.p);
 	}
 	free(x.groups);
 	for (size_t i = 0; i < x.ncs; i++)

@@ -16,7 +16,7 @@
 
 enum {
 	OPT_FORMAT = OPT_PROFILE_LAST + 1, OPT_FOLDED, OPT_DIFF, OPT_TITLE, OPT_SUBTITLE,
-	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE, OPT_TIMELINE, OPT_SORT,
+	OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH, OPT_ICICLE, OPT_TIMELINE, OPT_SORT, OPT_LABEL,
 };
 
 /* Buckets of the --timeline strip (the tree's display buckets, at most NT_WHEN_MAX_BUCKETS) */
@@ -47,6 +47,9 @@ static const tool_opt OPTS[] = {
 	{"timeline", no_argument, OPT_TIMELINE, NULL,
 	 "draw the sample density over time above the graph; selecting a span of it shows "
 	 "its --range (nettrace input)"},
+	{"label", required_argument, OPT_LABEL, "KEY=VALUE",
+	 "pprof: a string label on every sample (service_name=api; repeatable; KEY of letters, "
+	 "digits and _)"},
 	{"verbose", no_argument, 'v', NULL, "print the inferred sampling rate of each session"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
@@ -357,6 +360,8 @@ int main(int argc, char **argv)
 	char *so;
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
 	int format = FMT_SVG, folded = 0, timeline = 0;
+	const char *labels[64]; /* --label */
+	size_t nlabels = 0;
 	nt_tree *tl_tree = NULL;
 	nt_flame_opts fo = NT_INIT(nt_flame_opts);
 	side cur = {NULL, 0, NULL, NULL}, base = {NULL, 0, NULL, NULL};
@@ -441,6 +446,21 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_TIMELINE: timeline = 1; break;
+		case OPT_LABEL: {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || !nt_pprof_label_name_ok(optarg, (size_t)(eq - optarg))) {
+				ec = tool_usage_error(&t, "bad --label '%s': expected KEY=VALUE, KEY of "
+							  "letters, digits and _ (not first: a digit)",
+						      optarg);
+				goto out;
+			}
+			if (nlabels == sizeof labels / sizeof labels[0]) {
+				ec = tool_usage_error(&t, "too many --label options (64 at most)");
+				goto out;
+			}
+			labels[nlabels++] = optarg;
+			break;
+		}
 		case 'h': tool_help(&t); goto out;
 		case 'V': tool_version(&t); goto out;
 		default:
@@ -455,6 +475,10 @@ int main(int argc, char **argv)
 	if (diff_path && format != FMT_SVG) {
 		ec = tool_usage_error(&t, "--diff draws an SVG; it cannot be used with --format %s",
 				      fmt_names[format]);
+		goto out;
+	}
+	if (nlabels && format != FMT_PPROF) {
+		ec = tool_usage_error(&t, "--label labels pprof samples; it needs --format pprof");
 		goto out;
 	}
 	if (timeline && format != FMT_SVG) {
@@ -536,11 +560,12 @@ int main(int argc, char **argv)
 	nt_sink sink = nt_sink_stdio(fp);
 	nt_error err;
 	nt_error_clear(&err);
+	nt_pprof_opts po = {sizeof po, 0, labels, nlabels};
 	int rc;
 	if (format == FMT_SPEEDSCOPE)
 		rc = nt_speedscope_write(cur.s, &sink, &err);
 	else if (format == FMT_PPROF)
-		rc = nt_pprof_write(cur.s, NULL, &sink, &err);
+		rc = nt_pprof_write(cur.s, &po, &sink, &err);
 	else if (format == FMT_CALLGRIND)
 		rc = nt_callgrind_write(cur.s, &sink, &err);
 	else

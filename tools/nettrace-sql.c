@@ -574,8 +574,10 @@ static int file_id(tool *t, const char *path, char *out, size_t cap)
 	return 0;
 }
 
-/* Streams the committed store into ClickHouse, one trace per file. */
-static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
+/* Streams the committed store into ClickHouse, one trace per file; the samples from prof
+ * when it is not NULL (the import kept them there, not in the store). */
+static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, const nt_profile *prof,
+			     char **files, int nfiles)
 {
 	char (*idbuf)[41] = calloc((size_t)nfiles, sizeof *idbuf);
 	const char **ids = calloc((size_t)nfiles, sizeof *ids);
@@ -599,7 +601,7 @@ static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, char **files, 
 		nt_ch_opts o = {sizeof o, cfg->to, ids, (size_t)nfiles,
 				(cfg->replace ? NT_CH_REPLACE : 0u) |
 					(cfg->no_events ? NT_CH_NO_EVENTS : 0u),
-				cfg->labels, cfg->nlabels};
+				cfg->labels, cfg->nlabels, prof};
 		nt_ch_stats cs = {sizeof cs, 0, 0, 0, 0, 0, 0, 0};
 		nt_error err;
 		nt_error_clear(&err);
@@ -685,11 +687,17 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 	return -1;
 }
 
-/* Imports the traces into st; returns 0 or the exit code (message printed). */
-static int import(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
+/* Imports the traces into st; returns 0 or the exit code (message printed). With keep
+ * (an import into ClickHouse only), the samples stay in the profile, returned in *keep
+ * for the export, instead of going through the store's sample rows. */
+static int import(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles,
+		  nt_profile **keep)
 {
 	nt_profile *p = NULL;
-	nt_store_hook_profile(st, &cfg->pa.popts);
+	if (keep)
+		nt_store_hook_profile_clickhouse(st, &cfg->pa.popts);
+	else
+		nt_store_hook_profile(st, &cfg->pa.popts);
 	int ec = profile_load(t, &cfg->pa, files, nfiles, &p);
 	if (ec)
 		return ec;
@@ -700,7 +708,10 @@ static int import(tool *t, sql_cfg *cfg, nt_store *st, char **files, int nfiles)
 		return tool_error(t, NULL, &err);
 	}
 	profile_check_selection(t, &cfg->pa, p);
-	nt_profile_free(p);
+	if (keep)
+		*keep = p;
+	else
+		nt_profile_free(p);
 	return 0;
 }
 
@@ -716,6 +727,7 @@ int main(int argc, char **argv)
 	memset(&cfg, 0, sizeof cfg);
 	profile_args_init(&cfg.pa);
 	nt_store *st = NULL;
+	nt_profile *prof = NULL;
 	char *sql = NULL;
 	nt_error err;
 	nt_error_clear(&err);
@@ -739,7 +751,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		/* the URL is checked before the import (no session: nothing is sent) */
-		nt_ch_opts o = {sizeof o, cfg.to, NULL, 0, 0, cfg.labels, cfg.nlabels};
+		nt_ch_opts o = {sizeof o, cfg.to, NULL, 0, 0, cfg.labels, cfg.nlabels, NULL};
 		if (nt_store_export_clickhouse(NULL, &o, NULL, &err) == NT_EINVAL) {
 			rc = tool_usage_error(&t, "%s", err.msg);
 			goto out;
@@ -786,7 +798,9 @@ int main(int argc, char **argv)
 			strcpy(tmp_path, tmp);
 			catch_signals();
 		}
-		int ec = import(&t, &cfg, st, files, nfiles);
+		/* --to alone: the samples go from the profile to ClickHouse, not through SQLite */
+		int direct = cfg.to && !cfg.out && !query;
+		int ec = import(&t, &cfg, st, files, nfiles, direct ? &prof : NULL);
 		if (!ec && nt_store_commit(st, &err))
 			ec = tool_error(&t, NULL, &err);
 		tmp_path[0] = '\0';
@@ -806,7 +820,7 @@ int main(int argc, char **argv)
 				cfg.out ? " into " : "", cfg.out ? cfg.out : "");
 		}
 		if (cfg.to) {
-			int xc = export_clickhouse(&t, &cfg, st, files, nfiles);
+			int xc = export_clickhouse(&t, &cfg, st, prof, files, nfiles);
 			if (xc) {
 				if (t.rc < xc)
 					t.rc = xc;
@@ -819,6 +833,7 @@ int main(int argc, char **argv)
 finish:
 	rc = tool_finish(&t);
 out:
+	nt_profile_free(prof);
 	nt_store_free(st);
 	free(sql);
 	profile_args_free(&cfg.pa);

@@ -1197,14 +1197,27 @@ typedef struct nt_pprof_opts {
 	size_t sz;    /* sizeof(nt_pprof_opts) */
 	int level;    /* gzip level 1..9; 0 = the default, 1 (fastest, as Go's runtime/pprof);
 			 -1 = no compression */
+	/* Appended: string labels "KEY=VALUE" put on every sample (service_name=api...; what
+	 * continuous-profiling servers turn into series labels, doc/pprof-labels.md). KEY
+	 * must be a label name as Prometheus, Pyroscope and Parca take it:
+	 * [A-Za-z_][A-Za-z0-9_]*, else NT_EINVAL. */
+	const char *const *labels;
+	size_t nlabels;
 } nt_pprof_opts;
+
+/* 1 when the n bytes at key are a label name that Pyroscope and Parca accept
+ * ([A-Za-z_][A-Za-z0-9_]*, not empty), else 0. */
+NT_API int nt_pprof_label_name_ok(const char *key, size_t n);
 
 /* Writes a gzip'd pprof profile.proto: one Sample per stack (locations leaf first) with
  * values [samples/count, time/nanoseconds] for profile input ([samples/count] or
- * [time/nanoseconds] for folded input, by unit), labels "thread" (num) and "category"
- * (str), one Function per frame name (filename: the "Module" of "Module!name", or a
- * native frame's DWARF source file) with one Location per source line (native frames of
- * a profile; 0 for others), time_nanos/duration_nanos/period of the sessions. */
+ * [time/nanoseconds] for folded input, by unit), labels "thread" (num), "thread_name",
+ * "category" and, with several sessions, "session" (str), then opts->labels; one Function
+ * per frame name (filename: the "Module" of "Module!name", or a native frame's DWARF
+ * source file) with one Location per source line (native frames of a profile; 0 for
+ * others); time_nanos = the earliest session start, duration_nanos = the time the
+ * sessions cover (their union: the gaps between files are not counted), period; with
+ * several sessions one comment per session: its name, start (UTC) and duration. */
 NT_API int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			  nt_error *err);
 
@@ -1347,6 +1360,11 @@ typedef struct nt_ch_opts {
 	const char *const *labels; /* "KEY=VALUE" each, stored with every trace (service,
 				  * deploy, host...: traces.label_keys/label_values) */
 	size_t nlabels;
+	/* Appended: the profile hooked with nt_store_hook_profile_clickhouse() (NULL: none).
+	 * The samples table is then written from the samples it kept, not from the store's
+	 * sample rows; it must be the store's only profile, added with nt_store_add_profile()
+	 * and not freed yet. */
+	const nt_profile *profile;
 } nt_ch_opts;
 
 typedef struct nt_ch_stats {
@@ -1369,6 +1387,15 @@ typedef struct nt_ch_stats {
  * nothing is sent. Blocks; one call at a time per store. */
 NT_API int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats *stats,
 				      nt_error *err);
+
+/* As nt_store_hook_profile(), for an import into ClickHouse only: the samples stay in the
+ * profile (nt_profile_opts.sequence, 24 bytes each) instead of going into the store's
+ * sample rows, and nt_store_export_clickhouse() with nt_ch_opts.profile = the profile
+ * writes them from there. The store gets everything else (sessions, threads, stacks,
+ * groups, events), and its samples table stays empty. The rows in ClickHouse are the same
+ * as through the store; the SQLite round trip of every sample is saved. The store must be
+ * new (no other profile). */
+NT_API void nt_store_hook_profile_clickhouse(nt_store *st, nt_profile_opts *popts);
 
 /* ---------------------------------------------------------------------------------------
  * Native symbols (sym-native.c): IP -> "module!function" frames through the module map the

@@ -48,7 +48,7 @@ static void exports(const char *text, size_t len, int variant, nt_membuf *mb,
 		__builtin_trap(); /* a format error names its input */
 	mb->len = 0;
 	check(nt_speedscope_write(s, sink, &err), &err);
-	nt_pprof_opts po = {sizeof po, (variant >> 4) & 1 ? 1 : -1};
+	nt_pprof_opts po = {sizeof po, (variant >> 4) & 1 ? 1 : -1, NULL, 0};
 	mb->len = 0;
 	check(nt_pprof_write(s, &po, sink, &err), &err);
 	mb->len = 0;

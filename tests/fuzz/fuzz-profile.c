@@ -128,7 +128,7 @@ static void exports(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *si
 	check(nt_flame_write_svg(s, s, NULL, sink, &err), &err); /* differential */
 	mb->len = 0;
 	check(nt_speedscope_write(s, sink, &err), &err);
-	nt_pprof_opts po = {sizeof po, -1}; /* no gzip: the encoder is what is tested */
+	nt_pprof_opts po = {sizeof po, -1, NULL, 0}; /* no gzip: the encoder is what is tested */
 	mb->len = 0;
 	check(nt_pprof_write(s, &po, sink, &err), &err);
 	mb->len = 0;

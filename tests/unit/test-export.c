@@ -435,7 +435,7 @@ static void test_export_pprof(void)
 	nt_sink sink = nt_sink_membuf(&mb);
 	nt_error err;
 	nt_error_clear(&err);
-	nt_pprof_opts po = {sizeof po, -1};
+	nt_pprof_opts po = {sizeof po, -1, NULL, 0};
 	is_int(nt_pprof_write(s, &po, &sink, &err), 0, "pprof: written uncompressed");
 	pbr r = {mb.data, mb.len, 0, 0}, sub;
 	unsigned f;
