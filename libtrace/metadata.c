@@ -144,6 +144,58 @@ static int mp_str16(mparse *mp, char **out, const char *what)
 	return 0;
 }
 
+/* The three field-list encodings (V1, V2Params, V6) differ only in the count's width,
+ * the least size one field takes, their messages and how one field is read: one loop
+ * reads them all. */
+typedef struct {
+	int count16;		/* the count is a uint16 (V6), else a uint32 */
+	size_t min_field;	/* the fewest bytes one field takes */
+	const char *deep;	/* nested deeper than MAX_NESTING */
+	const char *no_count;	/* the input ends inside the count */
+	const char *what;	/* "" or "V2 ": the count's name in its message */
+	const char *within;	/* "payload" or "row" */
+	int (*one)(mparse *mp, nt_field *f, int depth);
+} field_list;
+
+static int mp_field_list(mparse *mp, const field_list *k, nt_field **out, uint32_t *nout,
+			 int depth)
+{
+	uint32_t n;
+	*out = NULL;
+	*nout = 0;
+	if (depth > MAX_NESTING)
+		return mp_fail(mp, k->deep);
+	if (k->count16) {
+		uint16_t n16;
+		if (nt_cur_u16(&mp->c, &n16))
+			return mp_fail(mp, k->no_count);
+		n = n16;
+	} else if (nt_cur_u32(&mp->c, &n)) {
+		return mp_fail(mp, k->no_count);
+	}
+	if (n > nt_cur_left(&mp->c) / k->min_field || mp->total_fields + n > MAX_FIELDS)
+		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - (k->count16 ? 2 : 4),
+			       "bad metadata: %sfield count %" PRIu32 " exceeds the metadata %s "
+			       "(%zu bytes left)",
+			       k->what, n, k->within, nt_cur_left(&mp->c));
+	mp->total_fields += n;
+	if (n == 0)
+		return 0;
+	nt_field *f = calloc(n, sizeof *f);
+	if (!f)
+		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = k->one(mp, &f[i], depth);
+		if (rc) {
+			free_fields(f, n);
+			return rc;
+		}
+	}
+	*out = f;
+	*nout = n;
+	return 0;
+}
+
 static int mp_fields_v1(mparse *mp, nt_field **out, uint32_t *nout, int depth);
 
 /* One V1 field: int32 type, [nested if Object], UTF-16z name. */
@@ -172,111 +224,61 @@ static int mp_field_v1(mparse *mp, nt_field *f, int depth)
 
 static int mp_fields_v1(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 {
-	uint32_t n;
-	*out = NULL;
-	*nout = 0;
-	if (depth > MAX_NESTING)
-		return mp_fail(mp, "nested field descriptions deeper than 8 levels");
-	if (nt_cur_u32(&mp->c, &n))
-		return mp_fail(mp, "field list ends inside the field count");
 	/* each field takes at least 6 bytes (type + empty name) */
-	if (n > nt_cur_left(&mp->c) / 6 || mp->total_fields + n > MAX_FIELDS)
-		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 4,
-			       "bad metadata: field count %" PRIu32 " exceeds the metadata payload "
-			       "(%zu bytes left)",
-			       n, nt_cur_left(&mp->c));
-	mp->total_fields += n;
-	if (n == 0)
-		return 0;
-	nt_field *f = calloc(n, sizeof *f);
-	if (!f)
-		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
-	for (uint32_t i = 0; i < n; i++) {
-		int rc = mp_field_v1(mp, &f[i], depth);
-		if (rc) {
-			free_fields(f, i + 1);
-			return rc;
-		}
+	static const field_list v1 = {0, 6, "nested field descriptions deeper than 8 levels",
+				      "field list ends inside the field count", "", "payload",
+				      mp_field_v1};
+	return mp_field_list(mp, &v1, out, nout, depth);
+}
+
+static int mp_fields_v2(mparse *mp, nt_field **out, uint32_t *nout, int depth);
+
+/* One V2Params field: int32 size (incl. itself), UTF-16z name, int32 type, [int32
+ * element type if array], [nested if Object], padding to size. */
+static int mp_field_v2(mparse *mp, nt_field *f, int depth)
+{
+	size_t start = mp->c.pos;
+	uint32_t size, type;
+	char *name;
+	if (nt_cur_u32(&mp->c, &size))
+		return mp_fail(mp, "V2 field ends inside its size");
+	if (size < 4 || size - 4 > nt_cur_left(&mp->c))
+		return mp_fail(mp, "V2 field size exceeds the metadata payload");
+	int rc = mp_str16(mp, &name, "unterminated V2 field name");
+	if (rc)
+		return rc;
+	f->name = name;
+	if (nt_cur_u32(&mp->c, &type))
+		return mp_fail(mp, "V2 field ends inside its type");
+	f->type = type;
+	uint32_t et = type;
+	if (type == NT_TYPE_ARRAY) {
+		if (nt_cur_u32(&mp->c, &et))
+			return mp_fail(mp, "V2 field ends inside its element type");
+		f->elem_type = et;
 	}
-	*out = f;
-	*nout = n;
+	if (et == NT_TYPE_OBJECT) {
+		nt_field *sub;
+		uint32_t nsub;
+		rc = mp_fields_v2(mp, &sub, &nsub, depth + 1);
+		if (rc)
+			return rc;
+		f->fields = sub;
+		f->nfields = nsub;
+	}
+	if (mp->c.pos - start > size)
+		return mp_fail(mp, "V2 field description is longer than its size");
+	mp->c.pos = start + size;
 	return 0;
 }
 
-/* V2Params tag content: int32 count, per field: int32 size (incl. itself), UTF-16z name,
- * int32 type, [int32 element type if array], [nested if Object], padding to size. */
+/* V2Params tag content: int32 count, then the fields. */
 static int mp_fields_v2(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 {
-	uint32_t n;
-	*out = NULL;
-	*nout = 0;
-	if (depth > MAX_NESTING)
-		return mp_fail(mp, "nested V2 field descriptions deeper than 8 levels");
-	if (nt_cur_u32(&mp->c, &n))
-		return mp_fail(mp, "V2Params ends inside the field count");
-	if (n > nt_cur_left(&mp->c) / 10 || mp->total_fields + n > MAX_FIELDS)
-		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 4,
-			       "bad metadata: V2 field count %" PRIu32 " exceeds the metadata payload "
-			       "(%zu bytes left)",
-			       n, nt_cur_left(&mp->c));
-	mp->total_fields += n;
-	if (n == 0)
-		return 0;
-	nt_field *f = calloc(n, sizeof *f);
-	if (!f)
-		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
-	int rc = 0;
-	for (uint32_t i = 0; i < n && !rc; i++) {
-		size_t start = mp->c.pos;
-		uint32_t size, type;
-		char *name;
-		if (nt_cur_u32(&mp->c, &size)) {
-			rc = mp_fail(mp, "V2 field ends inside its size");
-			break;
-		}
-		if (size < 4 || size - 4 > nt_cur_left(&mp->c)) {
-			rc = mp_fail(mp, "V2 field size exceeds the metadata payload");
-			break;
-		}
-		rc = mp_str16(mp, &name, "unterminated V2 field name");
-		if (rc)
-			break;
-		f[i].name = name;
-		if (nt_cur_u32(&mp->c, &type)) {
-			rc = mp_fail(mp, "V2 field ends inside its type");
-			break;
-		}
-		f[i].type = type;
-		uint32_t et = type;
-		if (type == NT_TYPE_ARRAY) {
-			if (nt_cur_u32(&mp->c, &et)) {
-				rc = mp_fail(mp, "V2 field ends inside its element type");
-				break;
-			}
-			f[i].elem_type = et;
-		}
-		if (et == NT_TYPE_OBJECT) {
-			nt_field *sub;
-			uint32_t nsub;
-			rc = mp_fields_v2(mp, &sub, &nsub, depth + 1);
-			if (rc)
-				break;
-			f[i].fields = sub;
-			f[i].nfields = nsub;
-		}
-		if (mp->c.pos - start > size) {
-			rc = mp_fail(mp, "V2 field description is longer than its size");
-			break;
-		}
-		mp->c.pos = start + size;
-	}
-	if (rc) {
-		free_fields(f, n);
-		return rc;
-	}
-	*out = f;
-	*nout = n;
-	return 0;
+	static const field_list v2 = {0, 10, "nested V2 field descriptions deeper than 8 levels",
+				      "V2Params ends inside the field count", "V2 ", "payload",
+				      mp_field_v2};
+	return mp_field_list(mp, &v2, out, nout, depth);
 }
 
 int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
@@ -415,56 +417,33 @@ static int v6_type(mparse *mp, nt_field *f, int depth)
 	return 0;
 }
 
+/* One V6 field: uint16 size, then within it the name, the type and the ignored rest. */
+static int v6_field(mparse *mp, nt_field *f, int depth)
+{
+	uint16_t fsize;
+	if (nt_cur_u16(&mp->c, &fsize))
+		return mp_fail(mp, "field ends inside its size");
+	size_t start = mp->c.pos;
+	if (fsize > nt_cur_left(&mp->c))
+		return mp_fail(mp, "field size exceeds the metadata row");
+	mparse sub = *mp;
+	sub.c.len = start + fsize;
+	char *name;
+	int rc = v6_str(&sub, &name, "bad field name");
+	if (rc)
+		return rc;
+	f->name = name;
+	rc = v6_type(&sub, f, depth);
+	mp->total_fields = sub.total_fields;
+	mp->c.pos = start + fsize; /* ignored rest */
+	return rc;
+}
+
 static int v6_fields(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 {
-	uint16_t n;
-	*out = NULL;
-	*nout = 0;
-	if (depth > MAX_NESTING)
-		return mp_fail(mp, "nested fields deeper than 8 levels");
-	if (nt_cur_u16(&mp->c, &n))
-		return mp_fail(mp, "row ends inside the field count");
-	if (n > nt_cur_left(&mp->c) / 4 || mp->total_fields + n > MAX_FIELDS)
-		return nt_fail(mp->err, NT_EFORMAT, nt_cur_offset(&mp->c) - 2,
-			       "bad metadata: field count %u exceeds the metadata row (%zu bytes left)",
-			       (unsigned)n, nt_cur_left(&mp->c));
-	mp->total_fields += n;
-	if (!n)
-		return 0;
-	nt_field *f = calloc(n, sizeof *f);
-	if (!f)
-		return nt_fail(mp->err, NT_ENOMEM, nt_cur_offset(&mp->c), "out of memory");
-	int rc = 0;
-	for (uint16_t i = 0; i < n && !rc; i++) {
-		uint16_t fsize;
-		size_t start;
-		if (nt_cur_u16(&mp->c, &fsize)) {
-			rc = mp_fail(mp, "field ends inside its size");
-			break;
-		}
-		start = mp->c.pos;
-		if (fsize > nt_cur_left(&mp->c)) {
-			rc = mp_fail(mp, "field size exceeds the metadata row");
-			break;
-		}
-		mparse sub = *mp;
-		sub.c.len = start + fsize;
-		char *name;
-		rc = v6_str(&sub, &name, "bad field name");
-		if (rc)
-			break;
-		f[i].name = name;
-		rc = v6_type(&sub, &f[i], depth);
-		mp->total_fields = sub.total_fields;
-		mp->c.pos = start + fsize; /* ignored rest */
-	}
-	if (rc) {
-		free_fields(f, n);
-		return rc;
-	}
-	*out = f;
-	*nout = n;
-	return 0;
+	static const field_list v6 = {1, 4, "nested fields deeper than 8 levels",
+				      "row ends inside the field count", "", "row", v6_field};
+	return mp_field_list(mp, &v6, out, nout, depth);
 }
 
 /* The Universal.System / Universal.Events providers (one-collect, dotnet-trace
