@@ -210,6 +210,33 @@ static char *json_build_id(const char *json)
 		m->name && m->name[0] ? m->name : "?", what)
 #define NOMEM() nt_fail(err, NT_ENOMEM, ev->offset, "out of memory reading Universal events")
 
+/* A string field the event must have: 0 with *out (malloc'd), else the error. */
+static int need_string(const nt_event *ev, uint32_t ps, const char *field, char **out,
+		       nt_error *err)
+{
+	const nt_metadata *m = ev->meta;
+	int rc = field_string(ev, ps, field, out);
+	if (rc < 0)
+		return NOMEM();
+	if (rc) {
+		char what[64];
+		snprintf(what, sizeof what, "no %s", field);
+		return BAD(what);
+	}
+	return 0;
+}
+
+/* The four integer fields an event must have, in order. */
+static int need_u64x4(const nt_event *ev, uint32_t ps, const char *const names[4],
+		      uint64_t *const outs[4], nt_error *err)
+{
+	const nt_metadata *m = ev->meta;
+	for (int i = 0; i < 4; i++)
+		if (field_u64(ev, ps, names[i], outs[i]))
+			return BAD("fields missing or payload too short");
+	return 0;
+}
+
 int nt_universal_add_event(nt_universal *u, const nt_event *ev, uint32_t ps, int kind,
 			   uint64_t *value, nt_error *err)
 {
@@ -227,11 +254,9 @@ int nt_universal_add_event(nt_universal *u, const nt_event *ev, uint32_t ps, int
 	case 0: /* ExistingProcess */
 	case 1: { /* ProcessCreate */
 		char *name;
-		int rc = field_string(ev, ps, "Name", &name);
-		if (rc < 0)
-			return NOMEM();
+		int rc = need_string(ev, ps, "Name", &name, err);
 		if (rc)
-			return BAD("no Name");
+			return rc;
 		uproc *p = get_proc(u, ev->process_id);
 		if (!p) {
 			free(name);
@@ -245,15 +270,11 @@ int nt_universal_add_event(nt_universal *u, const nt_event *ev, uint32_t ps, int
 		return get_proc(u, ev->process_id) ? 0 : NOMEM();
 	case 3: { /* ProcessMapping */
 		uint64_t id, start, end, off, meta = 0;
-		if (field_u64(ev, ps, "Id", &id) || field_u64(ev, ps, "StartAddress", &start) ||
-		    field_u64(ev, ps, "EndAddress", &end) || field_u64(ev, ps, "FileOffset", &off))
-			return BAD("fields missing or payload too short");
+		static const char *const names[4] = {"Id", "StartAddress", "EndAddress", "FileOffset"};
 		char *file;
-		int rc = field_string(ev, ps, "FileName", &file);
-		if (rc < 0)
-			return NOMEM();
-		if (rc)
-			return BAD("no FileName");
+		int rc = need_u64x4(ev, ps, names, (uint64_t *const[4]){&id, &start, &end, &off}, err);
+		if (rc || (rc = need_string(ev, ps, "FileName", &file, err)))
+			return rc;
 		field_u64(ev, ps, "MetadataId", &meta); /* optional */
 		uproc *p = get_proc(u, ev->process_id);
 		size_t mi;
@@ -295,15 +316,11 @@ map_oom:
 	}
 	case 4: { /* ProcessSymbol */
 		uint64_t id, mid, start, end;
-		if (field_u64(ev, ps, "Id", &id) || field_u64(ev, ps, "MappingId", &mid) ||
-		    field_u64(ev, ps, "StartAddress", &start) || field_u64(ev, ps, "EndAddress", &end))
-			return BAD("fields missing or payload too short");
+		static const char *const names[4] = {"Id", "MappingId", "StartAddress", "EndAddress"};
 		char *name;
-		int rc = field_string(ev, ps, "Name", &name);
-		if (rc < 0)
-			return NOMEM();
-		if (rc)
-			return BAD("no Name");
+		int rc = need_u64x4(ev, ps, names, (uint64_t *const[4]){&id, &mid, &start, &end}, err);
+		if (rc || (rc = need_string(ev, ps, "Name", &name, err)))
+			return rc;
 		size_t mi;
 		if (end < start || !nt_idmap_get(&u->map_map, mid, &mi)) {
 			free(name); /* an empty range, or a mapping never defined: unusable */
@@ -323,11 +340,9 @@ map_oom:
 		if (field_u64(ev, ps, "Id", &id))
 			return BAD("no Id");
 		char *json;
-		int rc = field_string(ev, ps, "SymbolMetadata", &json);
-		if (rc < 0)
-			return NOMEM();
+		int rc = need_string(ev, ps, "SymbolMetadata", &json, err);
 		if (rc)
-			return BAD("no SymbolMetadata");
+			return rc;
 		char *bid = json_build_id(json);
 		free(json);
 		if (!bid)
