@@ -916,18 +916,26 @@ static int rules_read(const char *path, const char *what, char **buf, size_t *le
 	return rc;
 }
 
-int nt_rules_load(nt_rules **out, const char *path, nt_error *err)
+/* The checks and the read both nt_rules_load entry points start with. */
+static int rules_load_text(nt_rules **out, const char *path, char **buf, size_t *len,
+			   nt_error *err)
 {
 	nt_error_clear(err);
-	char *buf = NULL;
-	size_t len = 0;
-
+	*buf = NULL;
+	*len = 0;
 	if (!out)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL output pointer");
 	*out = NULL;
 	if (!path)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL path");
-	int rc = rules_read(path, "rules", &buf, &len, err);
+	return rules_read(path, "rules", buf, len, err);
+}
+
+int nt_rules_load(nt_rules **out, const char *path, nt_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc = rules_load_text(out, path, &buf, &len, err);
 	if (rc == 0)
 		rc = nt_rules_parse(out, buf, len, path, err);
 	free(buf);
@@ -939,13 +947,6 @@ static const char cat_default_text[] =
 #include "libtrace/default-rules.h"
 	;
 
-const char *nt_rules_default_text(size_t *len)
-{
-	if (len)
-		*len = sizeof cat_default_text - 1;
-	return cat_default_text;
-}
-
 const char *nt_rules_default_source(size_t *len)
 {
 	if (len)
@@ -955,15 +956,9 @@ const char *nt_rules_default_source(size_t *len)
 
 int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err)
 {
-	nt_error_clear(err);
-	char *buf = NULL;
-	size_t len = 0;
-	if (!out)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL output pointer");
-	*out = NULL;
-	if (!path)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_rules_load: NULL path");
-	int rc = rules_read(path, "rules", &buf, &len, err);
+	char *buf;
+	size_t len;
+	int rc = rules_load_text(out, path, &buf, &len, err);
 	if (rc)
 		return rc;
 	/* the file first (its line numbers stay those of its errors), a line break in case

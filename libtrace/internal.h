@@ -231,10 +231,6 @@ const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint3
 int nt_meta_is_sample(const nt_metadata *m);
 uint32_t nt_event_sample_type(const nt_event *ev);
 
-/* Category rules (category.c): the built-in rules text (data/rules/default.rules as
- * compiled in), for the test that checks it against the file. Never NULL. */
-const char *nt_rules_default_text(size_t *len);
-
 /* The readable form of a C++ or Rust symbol name (demangle.c), malloc'd, or NULL when name
  * is not mangled (or cannot be demangled). */
 char *nt_demangle(const char *name);

@@ -121,7 +121,7 @@ static void test_category_default_text_matches_file(void)
 {
 	size_t flen = 0, dlen = 0;
 	unsigned char *file = tu_slurp(tu_data("rules/default.rules"), &flen);
-	const char *text = nt_rules_default_text(&dlen);
+	const char *text = nt_rules_default_source(&dlen);
 	ok(file != NULL, "read data/rules/default.rules");
 	ok(file && flen == dlen && memcmp(file, text, flen) == 0,
 	   "compiled-in default rules equal data/rules/default.rules byte for byte");
