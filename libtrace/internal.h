@@ -200,6 +200,10 @@ char *nt_strdup(const char *s);
  * unterminated, (size_t)-1 on allocation failure. */
 size_t nt_utf16z_dup(const uint8_t *p, size_t len, char **out);
 
+/* The UTF-16z string at *pos of ev's payload as new UTF-8 (malloc'd), *pos moved past its
+ * terminator; NULL if it is unterminated, *pos is beyond the payload, or out of memory. */
+char *nt_payload_utf16z(const nt_event *ev, size_t *pos);
+
 /* Appends the UTF-16LE encoding of UTF-8 s plus a NUL to a growable buffer. */
 int nt_utf8_to_utf16z(const char *s, uint8_t **buf, size_t *len, size_t *cap);
 

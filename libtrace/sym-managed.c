@@ -154,18 +154,6 @@ void nt_mlines_free(nt_mlines *ml)
 
 /* ------------------------------------------------------------------ events */
 
-static char *payload_str(const nt_event *ev, size_t *pos)
-{
-	char *s;
-	if (*pos > ev->payload_len)
-		return NULL;
-	size_t used = nt_utf16z_dup(ev->payload + *pos, ev->payload_len - *pos, &s);
-	if (used == 0 || used == (size_t)-1)
-		return NULL;
-	*pos += used;
-	return s;
-}
-
 static void guid_text(const uint8_t g[16], char out[40])
 {
 	snprintf(out, 40,
@@ -194,10 +182,10 @@ static int add_module(nt_mlines *ml, const nt_event *ev, uint32_t version)
 	int known = nt_idmap_get(&ml->mod_ix, id, &k);
 	if (known && ml->mod[k].has_sig)
 		return 1; /* the first definition with a PDB identity wins */
-	char *il = payload_str(ev, &pos);
+	char *il = nt_payload_utf16z(ev, &pos);
 	if (!il)
 		return 0;
-	char *native = payload_str(ev, &pos);
+	char *native = nt_payload_utf16z(ev, &pos);
 	int have_native = native != NULL;
 	free(native);
 	char *build = NULL;
@@ -206,7 +194,7 @@ static int add_module(nt_mlines *ml, const nt_event *ev, uint32_t version)
 	if (have_native && version >= 2 && ev->payload_len - pos >= 2 + 16 + 4) {
 		memcpy(sig, ev->payload + pos + 2, 16);
 		pos += 2 + 16 + 4;
-		build = payload_str(ev, &pos);
+		build = nt_payload_utf16z(ev, &pos);
 		for (int i = 0; i < 16; i++)
 			has_sig |= sig[i];
 	}

@@ -80,19 +80,6 @@ size_t nt_symtab_modules(const nt_symtab *st)
 	return st->nmod;
 }
 
-/* Reads a UTF-16z string at *pos of the payload as UTF-8; NULL if malformed. */
-static char *payload_str(const nt_event *ev, size_t *pos)
-{
-	char *s;
-	if (*pos > ev->payload_len)
-		return NULL;
-	size_t used = nt_utf16z_dup(ev->payload + *pos, ev->payload_len - *pos, &s);
-	if (used == 0 || used == (size_t)-1)
-		return NULL;
-	*pos += used;
-	return s;
-}
-
 static int add_method(nt_symtab *st, const nt_event *ev, int rundown)
 {
 	/* MethodID u64, ModuleID u64, MethodStartAddress u64, MethodSize u32, Token u32,
@@ -104,9 +91,9 @@ static int add_method(nt_symtab *st, const nt_event *ev, int rundown)
 	uint64_t module_id = nt_le64(p + 8), start = nt_le64(p + 16);
 	uint32_t size = nt_le32(p + 24);
 	size_t pos = 36;
-	char *ns = payload_str(ev, &pos);
-	char *name = ns ? payload_str(ev, &pos) : NULL;
-	char *sig = name ? payload_str(ev, &pos) : NULL;
+	char *ns = nt_payload_utf16z(ev, &pos);
+	char *name = ns ? nt_payload_utf16z(ev, &pos) : NULL;
+	char *sig = name ? nt_payload_utf16z(ev, &pos) : NULL;
 	if (!sig) {
 		free(ns);
 		free(name);
@@ -158,7 +145,7 @@ static int add_module(nt_symtab *st, const nt_event *ev, int domain)
 	if (ev->payload_len < pos)
 		return 0;
 	uint64_t id = nt_le64(ev->payload);
-	char *path = payload_str(ev, &pos);
+	char *path = nt_payload_utf16z(ev, &pos);
 	if (!path)
 		return 0;
 	for (size_t i = 0; i < st->nmod; i++)

@@ -28,27 +28,29 @@ static size_t put_utf8(char *o, uint32_t cp)
 	return 4;
 }
 
+/* The code point at unit *i of the nunits units at p; a surrogate pair moves *i on to
+ * its second unit, an unpaired surrogate is U+FFFD. */
+static uint32_t utf16_at(const uint8_t *p, size_t nunits, size_t *i)
+{
+	uint32_t u = nt_le16(p + 2 * *i);
+	if (u >= 0xD800 && u <= 0xDBFF && *i + 1 < nunits) {
+		uint32_t l = nt_le16(p + 2 * (*i + 1));
+		if (l < 0xDC00 || l > 0xDFFF)
+			return 0xFFFD;
+		++*i;
+		return 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00);
+	}
+	return u >= 0xD800 && u <= 0xDFFF ? 0xFFFD : u;
+}
+
 /* Decodes UTF-16LE units [p, p+nunits*2) into out (which must hold 3*nunits+1 bytes:
  * a surrogate pair (2 units) gives 4 bytes, a lone unit at most 3). Unpaired surrogates
  * become U+FFFD. Returns the UTF-8 length. */
 static size_t utf16_to_utf8(const uint8_t *p, size_t nunits, char *out)
 {
 	size_t o = 0;
-	for (size_t i = 0; i < nunits; i++) {
-		uint32_t u = nt_le16(p + 2 * i);
-		if (u >= 0xD800 && u <= 0xDBFF && i + 1 < nunits) {
-			uint32_t l = nt_le16(p + 2 * (i + 1));
-			if (l >= 0xDC00 && l <= 0xDFFF) {
-				u = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00);
-				i++;
-			} else {
-				u = 0xFFFD;
-			}
-		} else if (u >= 0xD800 && u <= 0xDFFF) {
-			u = 0xFFFD;
-		}
-		o += put_utf8(out + o, u);
-	}
+	for (size_t i = 0; i < nunits; i++)
+		o += put_utf8(out + o, utf16_at(p, nunits, &i));
 	out[o] = '\0';
 	return o;
 }
@@ -76,6 +78,18 @@ size_t nt_utf16z_dup(const uint8_t *p, size_t len, char **out)
 	return (size_t)n * 2 + 2;
 }
 
+char *nt_payload_utf16z(const nt_event *ev, size_t *pos)
+{
+	char *s;
+	if (*pos > ev->payload_len)
+		return NULL;
+	size_t used = nt_utf16z_dup(ev->payload + *pos, ev->payload_len - *pos, &s);
+	if (used == 0 || used == (size_t)-1)
+		return NULL;
+	*pos += used;
+	return s;
+}
+
 size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t bufsize)
 {
 	long n = utf16z_units(p, len);
@@ -86,21 +100,8 @@ size_t nt_utf16z_to_utf8(const uint8_t *p, size_t len, char *buf, size_t bufsize
 	/* Convert in chunks that fit the caller's buffer; truncate at a unit boundary. */
 	size_t o = 0;
 	char tmp[8];
-	for (long i = 0; i < n; i++) {
-		uint32_t u = nt_le16(p + 2 * i);
-		size_t k;
-		if (u >= 0xD800 && u <= 0xDBFF && i + 1 < n) {
-			uint32_t l = nt_le16(p + 2 * (i + 1));
-			if (l >= 0xDC00 && l <= 0xDFFF) {
-				u = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00);
-				i++;
-			} else {
-				u = 0xFFFD;
-			}
-		} else if (u >= 0xD800 && u <= 0xDFFF) {
-			u = 0xFFFD;
-		}
-		k = put_utf8(tmp, u);
+	for (size_t i = 0; i < (size_t)n; i++) {
+		size_t k = put_utf8(tmp, utf16_at(p, (size_t)n, &i));
 		if (o + k + 1 > bufsize)
 			break;
 		memcpy(buf + o, tmp, k);
