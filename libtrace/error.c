@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* error.c - error reporting (nt_error) and the allocation helpers every module needs
- * (growable arrays, nt_strdup). Not here: the id hash map (hash.c), UTF-16 (utf16.c),
+ * (growable arrays, nt_strdup, a path's base name, which CLR provider wrote an event).
+ * Not here: the id hash map (hash.c), UTF-16 (utf16.c),
  * SYSTEMTIME (systime.c). */
 #include "internal.h"
 
@@ -95,4 +96,20 @@ char *nt_strdup(const char *s)
 	if (d)
 		memcpy(d, s, n);
 	return d;
+}
+
+const char *nt_path_base(const char *path)
+{
+	const char *b = path;
+	for (const char *q = path; *q; q++)
+		if (*q == '/' || *q == '\\')
+			b = q + 1;
+	return b;
+}
+
+int nt_clr_provider(const nt_metadata *m)
+{
+	if (strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0)
+		return NT_CLR_RUNTIME;
+	return strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0 ? NT_CLR_RUNDOWN : 0;
 }

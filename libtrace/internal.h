@@ -195,6 +195,13 @@ const struct nt_native *nt_universal_native(const nt_universal *u, size_t proc_i
 /* strdup that returns NULL on NULL */
 char *nt_strdup(const char *s);
 
+/* The file name of a path without its directories ('/' or '\\' separated). */
+const char *nt_path_base(const char *path);
+
+/* Which of the runtime's two providers wrote m: 1 the runtime, 2 its rundown, else 0. */
+enum { NT_CLR_RUNTIME = 1, NT_CLR_RUNDOWN = 2 };
+int nt_clr_provider(const nt_metadata *m);
+
 /* Converts a UTF-16LE NUL-terminated string at p (at most len bytes) into a new UTF-8
  * string (*out, malloc'd). Returns bytes consumed including the terminator, 0 if
  * unterminated, (size_t)-1 on allocation failure. */

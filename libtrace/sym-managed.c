@@ -162,15 +162,6 @@ static void guid_text(const uint8_t g[16], char out[40])
 		 g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = path;
-	for (const char *q = path; *q; q++)
-		if (*q == '/' || *q == '\\')
-			b = q + 1;
-	return b;
-}
-
 static int add_module(nt_mlines *ml, const nt_event *ev, uint32_t version)
 {
 	/* ModuleID u64, AssemblyID u64, Flags u32, Reserved u32, ILPath, NativePath; V2:
@@ -213,7 +204,7 @@ static int add_module(nt_mlines *ml, const nt_event *ev, uint32_t version)
 	free(m->build_path);
 	m->il_path = il;
 	m->build_path = build ? build : nt_strdup("");
-	m->name = nt_strdup(base_name(il));
+	m->name = nt_strdup(nt_path_base(il));
 	if (!m->build_path || !m->name)
 		return NT_ENOMEM;
 	char *dot = strrchr(m->name, '.');
@@ -353,9 +344,9 @@ int nt_mlines_add_event(nt_mlines *ml, const nt_event *ev)
 	const nt_metadata *m = ev->meta;
 	if (!m)
 		return 0;
-	int runtime = strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0;
-	int rundown = !runtime && strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0;
-	if (!runtime && !rundown)
+	int who = nt_clr_provider(m);
+	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
+	if (!who)
 		return 0;
 	switch (m->event_id) {
 	case 143: /* MethodLoadVerbose / rundown MethodDCStartVerbose */
@@ -523,8 +514,8 @@ static int load_pdb(nt_mlines *ml, mmod *m)
 {
 	search s = {0, 0, 0, NULL};
 	char *pdbname = NULL, *asmpdb = NULL;
-	const char *asmname = base_name(m->il_path);
-	pdbname = nt_strdup(m->build_path[0] ? base_name(m->build_path) : "");
+	const char *asmname = nt_path_base(m->il_path);
+	pdbname = nt_strdup(m->build_path[0] ? nt_path_base(m->build_path) : "");
 	/* the assembly's path with its extension replaced by .pdb */
 	const char *dot = strrchr(asmname, '.');
 	size_t stem = dot ? (size_t)(dot - m->il_path) : strlen(m->il_path);
@@ -540,7 +531,7 @@ static int load_pdb(nt_mlines *ml, mmod *m)
 		for (int j = 0; rc == 0 && j < 3; j++) {
 			char *path;
 			if (d < ml->ndirs) {
-				const char *fn = j == 0 ? pdbname : j == 1 ? base_name(asmpdb) : asmname;
+				const char *fn = j == 0 ? pdbname : j == 1 ? nt_path_base(asmpdb) : asmname;
 				if (!fn[0] || (j == 1 && strcmp(fn, pdbname) == 0))
 					continue;
 				path = join(ml->dirs[d], "/", fn);

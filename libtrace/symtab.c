@@ -154,11 +154,7 @@ static int add_module(nt_symtab *st, const nt_event *ev, int domain)
 			return 1;
 		}
 	/* file name without directory (either separator) and without its extension */
-	const char *base = path;
-	for (const char *q = path; *q; q++)
-		if (*q == '/' || *q == '\\')
-			base = q + 1;
-	char *name = nt_strdup(base);
+	char *name = nt_strdup(nt_path_base(path));
 	free(path);
 	if (!name)
 		return NT_ENOMEM;
@@ -182,9 +178,9 @@ int nt_symtab_add_event(nt_symtab *st, const nt_event *ev, uint32_t pointer_size
 	const nt_metadata *m = ev->meta;
 	if (!m)
 		return 0;
-	int runtime = strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0;
-	int rundown = !runtime && strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0;
-	if (!runtime && !rundown)
+	int who = nt_clr_provider(m);
+	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
+	if (!who)
 		return 0;
 	uint32_t id = m->event_id;
 	if (st->flags & NT_SYMTAB_RUNDOWN_ONLY) {
