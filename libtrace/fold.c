@@ -85,20 +85,8 @@ static int put_subsystem(fold_ctx *c, const nt_sample_group *g)
 
 static int rehash(fold_ctx *c)
 {
-	size_t ncap = c->htcap ? c->htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 0; i < c->n; i++) {
-		size_t k = (size_t)c->lines[i].hash & (ncap - 1);
-		while (ht[k])
-			k = (k + 1) & (ncap - 1);
-		ht[k] = (uint32_t)i + 1;
-	}
-	free(c->ht);
-	c->ht = ht;
-	c->htcap = ncap;
-	return 0;
+	return nt_slots_grow(&c->ht, &c->htcap, 1024, c->lines, c->n, sizeof *c->lines,
+			     offsetof(fline, hash));
 }
 
 /* The fields a group's line depends on besides the global options, packed into one

@@ -98,3 +98,25 @@ uint64_t nt_hash_bytes(const char *s, size_t n)
 	h ^= h >> 31;
 	return h;
 }
+
+int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
+		  size_t n, size_t stride, size_t hash_off)
+{
+	size_t ncap = *cap ? *cap * 2 : initial;
+	uint32_t *ht = calloc(ncap, sizeof *ht);
+	if (!ht)
+		return -1;
+	const unsigned char *e = entries;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h;
+		memcpy(&h, e + i * stride + hash_off, sizeof h);
+		size_t k = (size_t)h & (ncap - 1);
+		while (ht[k])
+			k = (k + 1) & (ncap - 1);
+		ht[k] = (uint32_t)i + 1;
+	}
+	free(*slots);
+	*slots = ht;
+	*cap = ncap;
+	return 0;
+}

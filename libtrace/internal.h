@@ -127,6 +127,13 @@ int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
 int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
 void nt_idmap_free(nt_idmap *m);
 
+/* Open-addressed index slots over an array of n entries that each carry their 64-bit
+ * hash at byte hash_off of a stride-byte entry (hash.c): doubles *cap (first: initial, a
+ * power of two) and re-slots every entry (slot = index + 1, 0 empty, linear probing).
+ * Returns 0, or -1 out of memory with the old slots kept. */
+int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
+		  size_t n, size_t stride, size_t hash_off);
+
 /* A decoding thread (pipeline.c): nt_pipe_next() returns what nt_reader_next(r) would, in
  * the same order, as copies made on a second thread (valid until the next call). The
  * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the

@@ -270,19 +270,9 @@ static const char *intern(nt_selcache *c, const char *s, size_t n)
 {
 	uint64_t h = hash_str(s, n);
 	if ((c->nstr + 1) * 2 > c->htcap) {
-		size_t ncap = c->htcap ? c->htcap * 2 : 256;
-		uint32_t *ht = calloc(ncap, sizeof *ht);
-		if (!ht)
+		if (nt_slots_grow(&c->ht, &c->htcap, 256, c->strs, c->nstr, sizeof *c->strs,
+				  offsetof(selstr, h)))
 			return NULL;
-		for (size_t i = 0; i < c->nstr; i++) {
-			size_t k = (size_t)c->strs[i].h & (ncap - 1);
-			while (ht[k])
-				k = (k + 1) & (ncap - 1);
-			ht[k] = (uint32_t)i + 1;
-		}
-		free(c->ht);
-		c->ht = ht;
-		c->htcap = ncap;
 	}
 	size_t k = (size_t)h & (c->htcap - 1);
 	while (c->ht[k]) {

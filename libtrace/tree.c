@@ -88,20 +88,8 @@ static uint64_t hash_edge(uint32_t parent, uint32_t name)
 
 static int rehash_names(nt_tree *t)
 {
-	size_t ncap = t->name_htcap ? t->name_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 0; i < t->nnames; i++) {
-		size_t k = (size_t)t->names[i].hash & (ncap - 1);
-		while (ht[k])
-			k = (k + 1) & (ncap - 1);
-		ht[k] = (uint32_t)i + 1;
-	}
-	free(t->name_ht);
-	t->name_ht = ht;
-	t->name_htcap = ncap;
-	return 0;
+	return nt_slots_grow(&t->name_ht, &t->name_htcap, 1024, t->names, t->nnames,
+			     sizeof *t->names, offsetof(tname, hash));
 }
 
 /* Makes row `row` of a histogram array (wb counts per row) exist and zeroes it; nothing
