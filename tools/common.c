@@ -446,6 +446,21 @@ static int parse_threads(tool *t, profile_args *a, const char *arg)
 	return 1;
 }
 
+/* Where a [CATEGORY] or [SUBSYSTEM] frame goes (--category-frame, --subsystem-frame):
+ * 0, or a usage error printed and -1. */
+static int parse_frame_place(tool *t, const char *opt, const char *arg, int *out)
+{
+	static const struct { const char *name; int v; } places[] = {
+		{"leaf", NT_CATFRAME_LEAF}, {"root", NT_CATFRAME_ROOT}, {"none", NT_CATFRAME_NONE}};
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
+		if (strcmp(arg, places[i].name) == 0) {
+			*out = places[i].v;
+			return 0;
+		}
+	tool_usage_error(t, "bad %s '%s' (use leaf, root or none)", opt, arg);
+	return -1;
+}
+
 static int parse_categories(tool *t, profile_args *a, const char *arg)
 {
 	unsigned mask = 0;
@@ -552,16 +567,8 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	case OPT_CATEGORY:
 		return parse_categories(t, a, arg);
 	case OPT_CATEGORY_FRAME:
-		if (strcmp(arg, "leaf") == 0)
-			a->fopts.category_frame = NT_CATFRAME_LEAF;
-		else if (strcmp(arg, "root") == 0)
-			a->fopts.category_frame = NT_CATFRAME_ROOT;
-		else if (strcmp(arg, "none") == 0)
-			a->fopts.category_frame = NT_CATFRAME_NONE;
-		else {
-			tool_usage_error(t, "bad --category-frame '%s' (use leaf, root or none)", arg);
+		if (parse_frame_place(t, "--category-frame", arg, &a->fopts.category_frame))
 			return -EXIT_USAGE;
-		}
 		return 1;
 	case OPT_MANAGED_ONLY:
 		a->popts.managed_only = 1;
@@ -572,16 +579,8 @@ int profile_args_handle(tool *t, profile_args *a, int code, const char *arg)
 	case OPT_SUBSYSTEMS:
 		return load_subsystems(t, a, arg);
 	case OPT_SUBSYSTEM_FRAME:
-		if (strcmp(arg, "leaf") == 0)
-			a->fopts.subsystem_frame = NT_CATFRAME_LEAF;
-		else if (strcmp(arg, "root") == 0)
-			a->fopts.subsystem_frame = NT_CATFRAME_ROOT;
-		else if (strcmp(arg, "none") == 0)
-			a->fopts.subsystem_frame = NT_CATFRAME_NONE;
-		else {
-			tool_usage_error(t, "bad --subsystem-frame '%s' (use leaf, root or none)", arg);
+		if (parse_frame_place(t, "--subsystem-frame", arg, &a->fopts.subsystem_frame))
 			return -EXIT_USAGE;
-		}
 		if (a->fopts.subsystem_frame != NT_CATFRAME_NONE)
 			a->popts.subsystems = 1;
 		return 1;
