@@ -866,3 +866,26 @@ uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p)
 	(void)a;
 	return 0;
 }
+
+int tool_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void *tool_stop_main(void *arg)
+{
+	tool_stopper *s = arg;
+	nt_error_clear(&s->err);
+	s->rc = nt_diag_stop(s->sock, s->session, s->timeout_ms, &s->err);
+	return NULL;
+}

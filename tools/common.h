@@ -215,6 +215,21 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
  * "prog: no samples selected (...)" with the sessions' time span on stderr. */
 uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p);
 
+/* Writes all n bytes to fd (retrying EINTR): 0, or -1 on an error or a zero write. */
+int tool_write_all(int fd, const void *p, size_t n);
+
+/* StopTracing on a thread of its own (pthread_create(..., tool_stop_main, &stopper)): the
+ * runtime answers only once the session's rundown has gone through the stream, which the
+ * caller must keep reading meanwhile. rc and err say how it went. */
+typedef struct tool_stopper {
+	const char *sock;
+	uint64_t session;
+	int timeout_ms;
+	int rc;
+	nt_error err;
+} tool_stopper;
+void *tool_stop_main(void *arg);
+
 /* Handles --help/--version (codes 'h' and 'V') for the standard rows. */
 #define TOOL_STD_OPTS                                                                      \
 	{"help", no_argument, 'h', NULL, "show this help and exit"},                       \

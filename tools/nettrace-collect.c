@@ -311,41 +311,6 @@ static void *follow_main(void *arg)
 
 /* ---------------------------------------------------------------- recording */
 
-/* StopTracing runs on a thread of its own: the runtime answers it only once the session's
- * rundown has gone through the stream, which the main loop must keep reading meanwhile. */
-typedef struct stopper {
-	const char *sock;
-	uint64_t session;
-	int timeout_ms;
-	int rc;
-	nt_error err;
-	atomic_int done;
-} stopper;
-
-static void *stop_main(void *arg)
-{
-	stopper *s = arg;
-	nt_error_clear(&s->err);
-	s->rc = nt_diag_stop(s->sock, s->session, s->timeout_ms, &s->err);
-	s->done = 1;
-	return NULL;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void human(char *buf, size_t len, double b)
 {
 	if (b >= 1e9)
@@ -419,7 +384,7 @@ static int record(rec *rc_)
 	int tty_line = pg.mode == 2;
 	double start = tool_mono_s(), last_show = start, stop_at = 0;
 	int stopped = 0, eof = 0, write_failed = 0, stop_failed = 0, stop_started = 0;
-	stopper st;
+	tool_stopper st;
 	memset(&st, 0, sizeof st);
 	pthread_t stop_th;
 	uint64_t bytes = 0, last_samples = 0;
@@ -435,7 +400,7 @@ static int record(rec *rc_)
 			st.sock = rc_->sock;
 			st.session = session;
 			st.timeout_ms = (int)(rc_->drain_timeout * 1000);
-			if (pthread_create(&stop_th, NULL, stop_main, &st) == 0)
+			if (pthread_create(&stop_th, NULL, tool_stop_main, &st) == 0)
 				stop_started = 1;
 			else
 				stop_failed = 1;
@@ -454,7 +419,7 @@ static int record(rec *rc_)
 				eof = 1;
 			} else {
 				bytes += (uint64_t)n;
-				if (!write_failed && write_all(out, buf, (size_t)n)) {
+				if (!write_failed && tool_write_all(out, buf, (size_t)n)) {
 					fprintf(stderr, "%s: cannot write %s: %s\n", t->prog,
 						to_stdout ? "standard output" : rc_->out_path,
 						strerror(errno));
@@ -462,7 +427,7 @@ static int record(rec *rc_)
 					if (!stopped)
 						g_stop = 1;
 				}
-				if (to_follower >= 0 && write_all(to_follower, buf, (size_t)n)) {
+				if (to_follower >= 0 && tool_write_all(to_follower, buf, (size_t)n)) {
 					close(to_follower);
 					to_follower = -1;
 				}

@@ -145,16 +145,8 @@ static void *follow_main(void *arg)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		const char *p = buf;
-		while (n > 0) {
-			ssize_t w = write(f->out, p, (size_t)n);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				goto done;
-			p += w;
-			n -= w;
-		}
+		if (tool_write_all(f->out, buf, (size_t)n))
+			goto done;
 	}
 done:
 	close(f->out);
@@ -163,21 +155,6 @@ done:
 }
 
 /* ---------------------------------------------------------------- attaching */
-
-typedef struct stopper {
-	const char *sock;
-	uint64_t session;
-	int rc;
-	nt_error err;
-} stopper;
-
-static void *stop_main(void *arg)
-{
-	stopper *s = arg;
-	nt_error_clear(&s->err);
-	s->rc = nt_diag_stop(s->sock, s->session, 30000, &s->err);
-	return NULL;
-}
 
 /* A rundown-only session, started and stopped at once: its rundown names the methods
  * jitted before the main session began. Its events go into the live profile. */
@@ -188,14 +165,14 @@ static int read_rundown(tool *t, shared *sh, const char *sock)
 	nt_error err;
 	nt_error_clear(&err);
 	int fd;
-	stopper st = {sock, 0, 0, {0}};
+	tool_stopper st = {sock, 0, 30000, 0, {0}};
 	if (nt_diag_collect(sock, &co, &fd, &st.session, &err)) {
 		tool_warn(t, sock, NT_NO_OFFSET, "no rundown session: methods jitted before now "
 			  "stay unnamed");
 		return 0;
 	}
 	pthread_t th;
-	int started = pthread_create(&th, NULL, stop_main, &st) == 0;
+	int started = pthread_create(&th, NULL, tool_stop_main, &st) == 0;
 	nt_reader *r = NULL;
 	nt_reader_opts ro = {sizeof ro, NT_READ_FILE_ORDER, "rundown"};
 	if (nt_reader_open_fd(&r, fd, &ro, &err) == 0) {
@@ -622,11 +599,12 @@ int main(int argc, char **argv)
 		nt_error_clear(&e2);
 		g_quit = 1;
 		/* static: the thread is not joined and may outlive this block */
-		static stopper st;
+		static tool_stopper st;
 		st.sock = sock;
 		st.session = session;
+		st.timeout_ms = 30000;
 		pthread_t th;
-		if (pthread_create(&th, NULL, stop_main, &st) == 0) {
+		if (pthread_create(&th, NULL, tool_stop_main, &st) == 0) {
 			for (int i = 0; i < 50 && !sh.ended; i++) {
 				struct timespec ts = {0, 20 * 1000000};
 				nanosleep(&ts, NULL);
