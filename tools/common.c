@@ -42,6 +42,16 @@ void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopt
 	*shortopts = so;
 }
 
+const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra)
+{
+	static char buf[260];
+	char *so;
+	tool_getopt_tables(t, longopts, &so);
+	snprintf(buf, sizeof buf, ":%s%s", so, extra);
+	opterr = 0;
+	return buf;
+}
+
 void tool_help(const tool *t)
 {
 	printf("Usage: %s %s\n%s\n\nOptions:\n", t->prog, t->usage, t->summary);

@@ -32,6 +32,10 @@ typedef struct tool {
 
 /* Builds the getopt tables from t->opts (static storage, one tool per process). */
 void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopts);
+/* The same tables for getopt_long with a ':' first (a missing argument is reported as
+ * ':', for tool_bad_option) and extra appended; sets opterr = 0 so that getopt's own
+ * messages (which would name the libtool wrapper's argv[0]) stay quiet. */
+const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra);
 void tool_help(const tool *t);
 void tool_version(const tool *t);
 /* Prints "prog: message" + "Try 'prog --help'." and returns EXIT_USAGE. */

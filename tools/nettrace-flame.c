@@ -357,7 +357,6 @@ int main(int argc, char **argv)
 		  "profile. The samples are selected and weighted as by nettrace-fold.",
 		  OPTS, 0, 0};
 	struct option *lo;
-	char *so;
 	const char *out_path = NULL, *diff_path = NULL, *nettrace_only = NULL;
 	int format = FMT_SVG, folded = 0, timeline = 0;
 	const char *labels[64]; /* --label */
@@ -368,13 +367,9 @@ int main(int argc, char **argv)
 	profile_args a;
 	profile_args_init(&a);
 	a.popts.collapse_unresolved = 1; /* a run of "?" frames says one thing */
-	tool_getopt_tables(&t, &lo, &so);
-	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
-	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	const char *shortopts = tool_getopt_colon(&t, &lo, "");
 	int c, ec = 0;
 	double v;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {

@@ -33,16 +33,11 @@ int main(int argc, char **argv)
 		  "interval per sample, in nanoseconds.",
 		  OPTS, 0, 0};
 	struct option *lo;
-	char *so;
 	const char *out_path = NULL;
 	profile_args a;
 	profile_args_init(&a);
-	tool_getopt_tables(&t, &lo, &so);
-	/* ':' first: getopt reports a missing argument as ':' (tool_bad_option) */
-	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
+	const char *shortopts = tool_getopt_colon(&t, &lo, "");
 	int c;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		int r = profile_args_handle(&t, &a, c, optarg);
 		if (r < 0) {

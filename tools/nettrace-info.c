@@ -1195,13 +1195,7 @@ int main(int argc, char **argv)
 	memset(&cfg, 0, sizeof cfg);
 	profile_args_init(&cfg.pa);
 	struct option *lo;
-	char *so;
-	tool_getopt_tables(&t, &lo, &so);
-	/* A leading ':' makes getopt report a missing argument as ':', and opterr = 0 keeps
-	 * its own messages (which would name the libtool wrapper's argv[0]) quiet. */
-	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
-	opterr = 0;
+	const char *shortopts = tool_getopt_colon(&t, &lo, "");
 	int c;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (c) {

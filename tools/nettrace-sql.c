@@ -628,12 +628,8 @@ static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, const nt_profi
 static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 {
 	struct option *lo;
-	char *so;
-	tool_getopt_tables(t, &lo, &so);
 	/* -e SQL is --query (-q, its letter before, is still read: -q is --quiet elsewhere) */
-	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%sq:", so);
-	opterr = 0;
+	const char *shortopts = tool_getopt_colon(t, &lo, "q:");
 	int c;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (c) {

@@ -158,13 +158,7 @@ static int locale_is_utf8(void)
 static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 {
 	struct option *lo;
-	char *so;
-	tool_getopt_tables(t, &lo, &so);
-	/* A leading ':' makes getopt report a missing argument as ':', and opterr = 0 keeps
-	 * its own messages (which would name the libtool wrapper's argv[0]) quiet. */
-	char shortopts[260];
-	snprintf(shortopts, sizeof shortopts, ":%s", so);
-	opterr = 0;
+	const char *shortopts = tool_getopt_colon(t, &lo, "");
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
