@@ -299,6 +299,21 @@ void profile_args_free(profile_args *a)
 	a->subsystems = NULL;
 }
 
+/* A rules or subsystems file that did not load: a read error as it is, anything else bad
+ * input (exit 2) with the message's leading "F: " moved in front of the offset, where
+ * tool_error() puts file names. Returns the exit code negated. */
+static int rules_file_error(tool *t, const char *path, nt_error *err)
+{
+	if (err->code == NT_EIO || !path)
+		return -tool_error(t, NULL, err);
+	if (err->code != NT_ENOMEM)
+		err->code = NT_EFORMAT;
+	size_t n = strlen(path);
+	if (strncmp(err->msg, path, n) == 0 && err->msg[n] == ':' && err->msg[n + 1] == ' ')
+		memmove(err->msg, err->msg + n + 2, strlen(err->msg + n + 2) + 1);
+	return -tool_error(t, path, err);
+}
+
 /* --subsystems FILE. A bad rule is bad input (exit 2) whatever code the parser chose; the
  * parser's "FILE: line N: ..." moves the file name in front of the offset, where
  * tool_error() puts file names. */
@@ -315,14 +330,7 @@ static int load_subsystems(tool *t, profile_args *a, const char *path)
 		a->popts.subsystems = 1;
 		return 1;
 	}
-	if (err.code == NT_EIO)
-		return -tool_error(t, NULL, &err);
-	if (err.code != NT_ENOMEM)
-		err.code = NT_EFORMAT;
-	size_t n = strlen(path);
-	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
-		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
-	return -tool_error(t, path, &err);
+	return rules_file_error(t, path, &err);
 }
 
 /* The category rules of --rules and --no-default-rules (in either order): the file's
@@ -344,16 +352,7 @@ static int load_rules(tool *t, profile_args *a)
 		a->popts.rules = a->rules;
 		return 1;
 	}
-	if (err.code == NT_EIO)
-		return -tool_error(t, NULL, &err);
-	if (err.code != NT_ENOMEM)
-		err.code = NT_EFORMAT;
-	/* "F: line 3: ..." moves the file name in front of the offset, where tool_error()
-	 * puts file names */
-	size_t n = strlen(path);
-	if (strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' && err.msg[n + 1] == ' ')
-		memmove(err.msg, err.msg + n + 2, strlen(err.msg + n + 2) + 1);
-	return -tool_error(t, path, &err);
+	return rules_file_error(t, path, &err);
 }
 
 /* A list "ID[,ID...]" of --thread or --pid (what: "thread" / "process", key "TID"/"PID")
