@@ -564,6 +564,18 @@ static void print_rate_json(const summary *s, const char *ind)
 typedef struct lines_report lines_report;
 static void print_lines_json(const lines_report *lr, const char *ind);
 
+/* Rows '"name": value,' of a JSON object, one a line, each after ind and two spaces. */
+typedef struct json_u64 {
+	const char *name;
+	uint64_t v;
+} json_u64;
+
+static void json_u64_rows(FILE *o, const char *ind, const json_u64 *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "%s  \"%s\": %" PRIu64 ",\n", ind, rows[i].name, rows[i].v);
+}
+
 static void print_json(const summary *s, const char *ind, const lines_report *lr)
 {
 	const nt_trace_header *h = &s->hdr;
@@ -576,14 +588,12 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 	fprintf(o, "%s  \"file\": ", ind);
 	json_str(o, s->file);
 	fprintf(o, ",\n");
-	fprintf(o, "%s  \"version\": %" PRIu32 ",\n", ind, h->format_version);
-	fprintf(o, "%s  \"minor_version\": %" PRIu32 ",\n", ind, h->minor_version);
-	fprintf(o, "%s  \"trace_object_version\": %" PRIu32 ",\n", ind, h->trace_object_version);
-	fprintf(o, "%s  \"pointer_size\": %" PRIu32 ",\n", ind, h->pointer_size);
-	fprintf(o, "%s  \"process_id\": %" PRIu32 ",\n", ind, h->process_id);
-	fprintf(o, "%s  \"processors\": %" PRIu32 ",\n", ind, h->processors);
-	fprintf(o, "%s  \"qpc_frequency\": %" PRIu64 ",\n", ind, h->qpc_frequency);
-	fprintf(o, "%s  \"sync_qpc\": %" PRIu64 ",\n", ind, h->sync_qpc);
+	const json_u64 head[] = {
+		{"version", h->format_version}, {"minor_version", h->minor_version},
+		{"trace_object_version", h->trace_object_version}, {"pointer_size", h->pointer_size},
+		{"process_id", h->process_id}, {"processors", h->processors},
+		{"qpc_frequency", h->qpc_frequency}, {"sync_qpc", h->sync_qpc}};
+	json_u64_rows(o, ind, head, sizeof head / sizeof head[0]);
 	fprintf(o, "%s  \"sync_time_utc\": \"%s\",\n", ind, utc);
 	fprintf(o, "%s  \"expected_sampling_interval_ns\": %" PRIu32 ",\n", ind,
 		h->expected_sampling_ns);
@@ -603,14 +613,12 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 		"},\n",
 		ind, st->blocks_event, st->blocks_metadata, st->blocks_stack, st->blocks_sp,
 		st->blocks_other);
-	fprintf(o, "%s  \"metadata_records\": %" PRIu64 ",\n", ind, st->metadata_records);
-	fprintf(o, "%s  \"events\": %" PRIu64 ",\n", ind, st->events);
-	fprintf(o, "%s  \"sorted_events\": %" PRIu64 ",\n", ind, st->events_sorted);
-	fprintf(o, "%s  \"stacks\": %" PRIu64 ",\n", ind, st->stacks);
-	fprintf(o, "%s  \"max_stack_depth\": %" PRIu32 ",\n", ind, st->max_stack_depth);
-	fprintf(o, "%s  \"missing_stacks\": %" PRIu64 ",\n", ind, st->missing_stacks);
-	fprintf(o, "%s  \"negative_timestamp_deltas\": %" PRIu64 ",\n", ind,
-		st->negative_ts_deltas);
+	const json_u64 counts[] = {
+		{"metadata_records", st->metadata_records}, {"events", st->events},
+		{"sorted_events", st->events_sorted}, {"stacks", st->stacks},
+		{"max_stack_depth", st->max_stack_depth}, {"missing_stacks", st->missing_stacks},
+		{"negative_timestamp_deltas", st->negative_ts_deltas}};
+	json_u64_rows(o, ind, counts, sizeof counts / sizeof counts[0]);
 	fprintf(o,
 		"%s  \"samples\": {\"total\": %" PRIu64 ", \"error\": %" PRIu64
 		", \"external\": %" PRIu64 ", \"managed\": %" PRIu64 ", \"other\": %" PRIu64
