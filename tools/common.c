@@ -52,6 +52,19 @@ const char *tool_getopt_colon(const tool *t, struct option **longopts, const cha
 	return buf;
 }
 
+int tool_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 void tool_help(const tool *t)
 {
 	printf("Usage: %s %s\n%s\n\nOptions:\n", t->prog, t->usage, t->summary);

@@ -36,6 +36,8 @@ void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopt
  * ':', for tool_bad_option) and extra appended; sets opterr = 0 so that getopt's own
  * messages (which would name the libtool wrapper's argv[0]) stay quiet. */
 const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra);
+/* A decimal integer in [lo, hi] and nothing else (no sign, no space): 0, else -1. */
+int tool_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 void tool_help(const tool *t);
 void tool_version(const tool *t);
 /* Prints "prog: message" + "Try 'prog --help'." and returns EXIT_USAGE. */

@@ -1180,19 +1180,6 @@ static void do_events(tool *t, const info_cfg *cfg, const char *file)
 
 /* ------------------------------------------------------------------ main */
 
-static int parse_count(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	tool t = {"nettrace-info", "[OPTIONS] FILE...",
@@ -1212,7 +1199,7 @@ int main(int argc, char **argv)
 		case 'e': cfg.events = 1; break;
 		case 's': cfg.stacks = 1; break;
 		case 'n':
-			if (parse_count(optarg, &cfg.limit))
+			if (tool_parse_u64(optarg, 0, UINT64_MAX, &cfg.limit))
 				return tool_usage_error(&t,
 							"invalid --limit value '%s' (expected a "
 							"non-negative integer)",

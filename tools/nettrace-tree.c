@@ -126,20 +126,6 @@ typedef struct tree_cfg {
 
 /* ------------------------------------------------------------------ option parsing */
 
-/* A decimal integer in [lo, hi], nothing else. */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Whether the user's locale (LC_ALL, LC_CTYPE, LANG) uses UTF-8, so that the --when
  * blocks display. The tool's own locale is put back to "C" afterwards: nothing else here
  * depends on it. */
@@ -191,7 +177,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_INVERT: cfg->to.invert = 1; break;
 		case OPT_LINES: cfg->to.lines = 1; break;
 		case OPT_DEPTH:
-			if (parse_u64(optarg, 1, UINT32_MAX, &v))
+			if (tool_parse_u64(optarg, 1, UINT32_MAX, &v))
 				return tool_usage_error(t, "invalid --depth value '%s' (expected an "
 							   "integer >= 1)",
 							optarg);
@@ -211,7 +197,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		}
 		case OPT_HOT: cfg->pr.hot = 1; break;
 		case OPT_TOP:
-			if (parse_u64(optarg, 1, SIZE_MAX, &v))
+			if (tool_parse_u64(optarg, 1, SIZE_MAX, &v))
 				return tool_usage_error(t, "invalid --top value '%s' (expected an "
 							   "integer >= 1)",
 							optarg);
@@ -220,7 +206,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_BYCAT: cfg->pr.by_category = 1; break;
 		case OPT_WHEN: cfg->pr.when = 1; break;
 		case OPT_WHEN_WIDTH:
-			if (parse_u64(optarg, MIN_WHEN_WIDTH, NT_WHEN_MAX_BUCKETS, &v))
+			if (tool_parse_u64(optarg, MIN_WHEN_WIDTH, NT_WHEN_MAX_BUCKETS, &v))
 				return tool_usage_error(t, "invalid --when-width value '%s' (expected an "
 							   "integer from %d to %u)",
 							optarg, MIN_WHEN_WIDTH, NT_WHEN_MAX_BUCKETS);
@@ -235,7 +221,7 @@ static int parse_args(tool *t, tree_cfg *cfg, int argc, char **argv)
 		case OPT_JSON: cfg->json = 1; break;
 		case OPT_OUTPUT: cfg->output = optarg; break;
 		case OPT_WIDTH:
-			if (parse_u64(optarg, 0, 100000, &v))
+			if (tool_parse_u64(optarg, 0, 100000, &v))
 				return tool_usage_error(t, "invalid --width value '%s' (expected an "
 							   "integer from 0 to 100000)",
 							optarg);
