@@ -207,27 +207,19 @@ static int push_kids(svg_ctx *c, walker *w, uint32_t node, double offset)
 	return 0;
 }
 
-/* First pass: depth of the deepest drawn frame and the largest share change. */
-static int measure(svg_ctx *c)
+/* Visits every drawn frame, parents before children, children left to right; stops
+ * early once the output has failed when stop_on_out_error. 0 or NT_ENOMEM. */
+static int walk_drawn(svg_ctx *c, void (*visit)(svg_ctx *c, uint32_t node, double offset),
+		      int stop_on_out_error)
 {
 	walker w = {NULL, 0, 0};
-	c->maxdepth = 0;
-	c->maxdelta = 0;
 	if (!drawn(c, nt_ftree_node(c->t, 0)))
 		return 0;
 	if (walk_push(&w, 0, 0))
 		goto nomem;
-	while (w.n) {
+	while (w.n && (!stop_on_out_error || c->out.rc == 0)) {
 		walk_item it = w.v[--w.n];
-		const nt_fnode *n = nt_ftree_node(c->t, it.node);
-		if (n->depth > c->maxdepth)
-			c->maxdepth = n->depth;
-		if (c->diff) {
-			double d = fabs((c->total > 0 ? n->total[0] / c->total : 0) -
-					(c->btotal > 0 ? n->total[1] / c->btotal : 0));
-			if (d > c->maxdelta)
-				c->maxdelta = d;
-		}
+		visit(c, it.node, it.offset);
 		if (push_kids(c, &w, it.node, it.offset))
 			goto nomem;
 	}
@@ -236,6 +228,28 @@ static int measure(svg_ctx *c)
 nomem:
 	free(w.v);
 	return NT_ENOMEM;
+}
+
+static void measure_frame(svg_ctx *c, uint32_t node, double offset)
+{
+	(void)offset;
+	const nt_fnode *n = nt_ftree_node(c->t, node);
+	if (n->depth > c->maxdepth)
+		c->maxdepth = n->depth;
+	if (c->diff) {
+		double d = fabs((c->total > 0 ? n->total[0] / c->total : 0) -
+				(c->btotal > 0 ? n->total[1] / c->btotal : 0));
+		if (d > c->maxdelta)
+			c->maxdelta = d;
+	}
+}
+
+/* First pass: depth of the deepest drawn frame and the largest share change. */
+static int measure(svg_ctx *c)
+{
+	c->maxdepth = 0;
+	c->maxdelta = 0;
+	return walk_drawn(c, measure_frame, 0);
 }
 
 static void put_label(svg_ctx *c, nt_xframe name, double w)
@@ -308,22 +322,7 @@ static void draw_frame(svg_ctx *c, uint32_t node, double offset)
 
 static int draw_frames(svg_ctx *c)
 {
-	walker w = {NULL, 0, 0};
-	if (!drawn(c, nt_ftree_node(c->t, 0)))
-		return 0;
-	if (walk_push(&w, 0, 0))
-		goto nomem;
-	while (w.n && c->out.rc == 0) {
-		walk_item it = w.v[--w.n];
-		draw_frame(c, it.node, it.offset);
-		if (push_kids(c, &w, it.node, it.offset))
-			goto nomem;
-	}
-	free(w.v);
-	return 0;
-nomem:
-	free(w.v);
-	return NT_ENOMEM;
+	return walk_drawn(c, draw_frame, 1);
 }
 
 static const char *unit_key(int unit)
