@@ -109,6 +109,8 @@ const char *nt_path_base(const char *path)
 
 int nt_clr_provider(const nt_metadata *m)
 {
+	if (!m || !m->provider)
+		return 0;
 	if (strcmp(m->provider, NT_PROVIDER_RUNTIME) == 0)
 		return NT_CLR_RUNTIME;
 	return strcmp(m->provider, NT_PROVIDER_RUNDOWN) == 0 ? NT_CLR_RUNDOWN : 0;

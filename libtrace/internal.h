@@ -205,7 +205,8 @@ char *nt_strdup(const char *s);
 /* The file name of a path without its directories ('/' or '\\' separated). */
 const char *nt_path_base(const char *path);
 
-/* Which of the runtime's two providers wrote m: 1 the runtime, 2 its rundown, else 0. */
+/* Which of the runtime's two providers wrote m: 1 the runtime, 2 its rundown, else (or
+ * m NULL) 0. */
 enum { NT_CLR_RUNTIME = 1, NT_CLR_RUNDOWN = 2 };
 int nt_clr_provider(const nt_metadata *m);
 

@@ -342,12 +342,10 @@ static int add_map(nt_mlines *ml, const nt_event *ev, int rundown)
 int nt_mlines_add_event(nt_mlines *ml, const nt_event *ev)
 {
 	const nt_metadata *m = ev->meta;
-	if (!m)
-		return 0;
-	int who = nt_clr_provider(m);
-	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
+	int who = nt_clr_provider(m); /* 0 also when there is no metadata */
 	if (!who)
 		return 0;
+	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
 	switch (m->event_id) {
 	case 143: /* MethodLoadVerbose / rundown MethodDCStartVerbose */
 		return add_method(ml, ev, rundown, 1);

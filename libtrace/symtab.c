@@ -176,12 +176,10 @@ int nt_symtab_add_event(nt_symtab *st, const nt_event *ev, uint32_t pointer_size
 {
 	(void)pointer_size;
 	const nt_metadata *m = ev->meta;
-	if (!m)
-		return 0;
-	int who = nt_clr_provider(m);
-	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
+	int who = nt_clr_provider(m); /* 0 also when there is no metadata */
 	if (!who)
 		return 0;
+	int runtime = who == NT_CLR_RUNTIME, rundown = who == NT_CLR_RUNDOWN;
 	uint32_t id = m->event_id;
 	if (st->flags & NT_SYMTAB_RUNDOWN_ONLY) {
 		if (rundown && id == NT_RD_METHOD_DC_END_VERBOSE)
