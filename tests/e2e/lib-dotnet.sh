@@ -126,6 +126,26 @@ dotnet_run() {
 	return "$rc"
 }
 
+# dotnet_need_both: what a test recording through both the runtime's file session and
+# dotnet-trace needs (skips the test without it): dotnet, nettrace-info, the workloads
+# and dotnet-trace.
+dotnet_need_both() {
+	dotnet_need
+	need_tool "$INFO"
+	dotnet_workloads
+	dotnet_trace_need
+}
+
+# dotnet_take HOW MODE TRACE ARG: records MODE with ARG into TRACE through HOW (file or
+# dotnet-trace) and checks it (dotnet_check_trace, named "MODE (HOW)"); false only when
+# the recording failed (its failure is reported), whatever the check found.
+dotnet_take() {
+	_take_how=$1 _take_mode=$2 _take_tr=$3
+	dotnet_run "$_take_how" "$_take_mode" "$_take_tr" "$4" || return 1
+	dotnet_check_trace "$_take_tr" "$_take_mode ($_take_how)"
+	return 0
+}
+
 dotnet_record() {
 	mode=$1 out=$2
 	shift 2

@@ -7,15 +7,11 @@
 # Monitor.Enter calls (within 10%).
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 for how in file dotnet-trace; do
 	tr=$T/lock-$how.nettrace
-	dotnet_run "$how" lock "$tr" 2 || continue
-	dotnet_check_trace "$tr" "lock ($how)"
+	dotnet_take "$how" lock "$tr" 2 || continue
 	dotnet_events "$tr"
 	want=$(truth wait_s "$tr.truth")
 	dotnet_contention "$tr" >"$tr.cont"

@@ -6,15 +6,11 @@
 # counted (GC.CollectionCount(0): every collection counts in generation 0).
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 for how in file dotnet-trace; do
 	tr=$T/gc-$how.nettrace
-	dotnet_run "$how" gc "$tr" 20 || continue
-	dotnet_check_trace "$tr" "gc ($how)"
+	dotnet_take "$how" gc "$tr" 20 || continue
 	dotnet_events "$tr"
 	is "$(dotnet_count "$tr" GCStart)" "$(truth gcs "$tr.truth")" \
 		"gc ($how): GCStart events = collections the program counted ($(truth induced "$tr.truth") induced)"

@@ -8,15 +8,11 @@
 # unnamed leaf in ~150 frames of a 1000-exception run broke the 1% bound).
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 for how in file dotnet-trace; do
 	tr=$T/exc-$how.nettrace
-	dotnet_run "$how" exceptions "$tr" 5000 || continue
-	dotnet_check_trace "$tr" "exceptions ($how)"
+	dotnet_take "$how" exceptions "$tr" 5000 || continue
 	dotnet_events "$tr"
 	thrown=$(dotnet_count "$tr" ExceptionThrown)
 	is "$thrown" "$(truth first_chance "$tr.truth")" \

@@ -6,15 +6,11 @@
 # program printed (gettid in each thread), and samples on most of them.
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 for how in file dotnet-trace; do
 	tr=$T/threads-$how.nettrace
-	dotnet_run "$how" threads "$tr" 200 || continue
-	dotnet_check_trace "$tr" "threads ($how)"
+	dotnet_take "$how" threads "$tr" 200 || continue
 	dotnet_events "$tr"
 	truth os_tids "$tr.truth" | tr ',' '\n' | sed '/^$/d' | sort -u >"$tr.tids"
 	sed -n 's/.*\/ThreadCreated(.*"OSThreadID":\([0-9]*\).*/\1/p' "$tr.events" | sort -u >"$tr.created"

@@ -5,14 +5,10 @@
 # frames resolve and the samples split as the program's own clock says.
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 tr=$T/split.nettrace
-if dotnet_run dotnet-trace split "$tr" 3; then
-	dotnet_check_trace "$tr" "split (dotnet-trace)"
+if dotnet_take dotnet-trace split "$tr" 3; then
 	dotnet_split "$tr.folded" "$(truth a_share "$tr.truth")"
 fi
 done_testing

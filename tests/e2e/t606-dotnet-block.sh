@@ -9,15 +9,11 @@
 # in one of them; --compat traceevent charges each sample the time to the thread's next.
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
-dotnet_need
-need_tool "$INFO"
-dotnet_workloads
-dotnet_trace_need
+dotnet_need_both
 
 for how in file dotnet-trace; do
 	tr=$T/block-$how.nettrace
-	dotnet_run "$how" block "$tr" 1.5 || continue
-	dotnet_check_trace "$tr" "block ($how)"
+	dotnet_take "$how" block "$tr" 1.5 || continue
 	main=$(sed -n 's/^pid=//p' "$tr.truth")
 	"$top_builddir/tools/nettrace-fold" --unit samples --thread "$main" "$tr" >"$tr.main"
 	"$top_builddir/tools/nettrace-fold" --compat traceevent --unit ms --thread "$main" "$tr" \
