@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* testutil.h - helpers shared by unit tests: locating bundled data, reading files. */
+/* testutil.h - helpers shared by the tests: locating bundled data, reading files, copying
+ * a trace's events through the writer. */
 #ifndef NT_TESTUTIL_H
 #define NT_TESTUTIL_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "nettrace.h"
 
 /* Path of a file under $top_srcdir/data (static buffer). */
 static inline const char *tu_data(const char *rel)
@@ -38,4 +42,44 @@ static inline unsigned char *tu_slurp(const char *path, size_t *len)
 	*len = n;
 	return b;
 }
+/* Reader metadata ids -> writer ids, for the tests that copy a trace (tests/rewrite,
+ * test-writer's round trips); 0 is "not copied yet". */
+typedef struct tu_idmap {
+	uint32_t *v;
+	size_t n;
+} tu_idmap;
+
+/* The slot of id, grown (zeroed) on demand; NULL out of memory. */
+static inline uint32_t *tu_idmap_slot(tu_idmap *m, uint32_t id)
+{
+	if (id >= m->n) {
+		size_t nn = (size_t)id + 64;
+		uint32_t *p = realloc(m->v, nn * sizeof *p);
+		if (!p)
+			return NULL;
+		memset(p + m->n, 0, (nn - m->n) * sizeof *p);
+		m->v = p;
+		m->n = nn;
+	}
+	return &m->v[id];
+}
+
+/* What the writer needs to write e again: all but the metadata id (the writer's own) and
+ * the process id (the caller's choice). */
+static inline void tu_event_desc(nt_event_desc *d, const nt_event *e)
+{
+	memset(d, 0, sizeof *d);
+	d->seq = e->seq;
+	d->thread_id = e->thread_id;
+	d->capture_thread_id = e->capture_thread_id;
+	d->processor = e->processor;
+	d->timestamp = e->timestamp;
+	d->activity_id = e->activity_id;
+	d->related_activity_id = e->related_activity_id;
+	d->stack = e->stack;
+	d->stack_depth = e->stack_depth;
+	d->payload = e->payload;
+	d->payload_len = e->payload_len;
+}
+
 #endif

@@ -14,6 +14,7 @@
  * Exit codes: 0 ok, 1 usage, 2 the input does not read, 3 the output does not write,
  * 4 the writer refused what the reader gave it (a bug). */
 #include "nettrace.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,31 +29,11 @@ static int fail(int code, const char *what, const nt_error *err)
 	return code;
 }
 
-/* Maps reader metadata ids to writer ids; grows on demand. */
-typedef struct idmap {
-	uint32_t *v;
-	size_t n;
-} idmap;
-
-static uint32_t *slot(idmap *m, uint32_t id)
-{
-	if (id >= m->n) {
-		size_t nn = (size_t)id + 64;
-		uint32_t *p = realloc(m->v, nn * sizeof *p);
-		if (!p)
-			return NULL;
-		memset(p + m->n, 0, (nn - m->n) * sizeof *p);
-		m->v = p;
-		m->n = nn;
-	}
-	return &m->v[id];
-}
-
 /* 0 or a writer error code; code and what say how it failed. */
-static int copy_meta(nt_writer *w, idmap *map, const nt_metadata *m, uint32_t *out,
+static int copy_meta(nt_writer *w, tu_idmap *map, const nt_metadata *m, uint32_t *out,
 		     nt_error *err)
 {
-	uint32_t *s = slot(map, m->id);
+	uint32_t *s = tu_idmap_slot(map, m->id);
 	if (!s) {
 		err->code = NT_ENOMEM;
 		snprintf(err->msg, sizeof err->msg, "out of memory");
@@ -98,28 +79,17 @@ int main(int argc, char **argv)
 		code = err.code == NT_EIO ? 3 : 4;
 		what = "open the writer";
 	}
-	idmap map = {NULL, 0};
+	tu_idmap map = {NULL, 0};
 	const nt_event *e;
 	int rc;
 	while (!code && (rc = nt_reader_next(r, &e, &err)) == 1) {
 		nt_event_desc d;
-		memset(&d, 0, sizeof d);
+		tu_event_desc(&d, e);
 		if (copy_meta(w, &map, e->meta, &d.metadata_id, &err)) {
 			code = err.code == NT_EIO ? 3 : 4;
 			what = "copy a metadata record";
 			break;
 		}
-		d.seq = e->seq;
-		d.thread_id = e->thread_id;
-		d.capture_thread_id = e->capture_thread_id;
-		d.processor = e->processor;
-		d.timestamp = e->timestamp;
-		d.activity_id = e->activity_id;
-		d.related_activity_id = e->related_activity_id;
-		d.stack = e->stack;
-		d.stack_depth = e->stack_depth;
-		d.payload = e->payload;
-		d.payload_len = e->payload_len;
 		d.process_id = e->process_id;
 		if (nt_writer_write_event(w, &d, &err)) {
 			code = err.code == NT_EIO ? 3 : 4;

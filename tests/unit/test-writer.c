@@ -1196,37 +1196,19 @@ static void roundtrip(const char *rel, uint32_t format)
 	nt_writer *w = NULL;
 	nt_writer_opts o = test_opts(format, 0, 0);
 	int rc = nt_writer_open(&w, &sink, nt_reader_header(r), &o, &err);
-	uint32_t *map = NULL; /* reader metadata id -> writer id */
-	size_t nmap = 0, n = 0, cap = 0;
+	tu_idmap map = {NULL, 0};
+	size_t n = 0, cap = 0;
 	rtev *want = NULL;
 	const nt_event *e;
 	while (!rc && (rc = nt_reader_next(r, &e, &err)) == 1) {
-		uint32_t mid = e->meta->id;
-		if (mid >= nmap) {
-			size_t nn = mid + 64;
-			uint32_t *nm = realloc(map, nn * sizeof *nm);
-			if (!nm)
-				break;
-			memset(nm + nmap, 0, (nn - nmap) * sizeof *nm);
-			map = nm;
-			nmap = nn;
-		}
-		if (!map[mid] && (rc = nt_writer_copy_metadata(w, e->meta, &map[mid], &err)))
+		uint32_t *slot = tu_idmap_slot(&map, e->meta->id);
+		if (!slot)
+			break;
+		if (!*slot && (rc = nt_writer_copy_metadata(w, e->meta, slot, &err)))
 			break;
 		nt_event_desc d;
-		memset(&d, 0, sizeof d);
-		d.metadata_id = map[mid];
-		d.seq = e->seq;
-		d.thread_id = e->thread_id;
-		d.capture_thread_id = e->capture_thread_id;
-		d.processor = e->processor;
-		d.timestamp = e->timestamp;
-		d.activity_id = e->activity_id;
-		d.related_activity_id = e->related_activity_id;
-		d.stack = e->stack;
-		d.stack_depth = e->stack_depth;
-		d.payload = e->payload;
-		d.payload_len = e->payload_len;
+		tu_event_desc(&d, e);
+		d.metadata_id = *slot;
 		if ((rc = nt_writer_write_event(w, &d, &err)))
 			break;
 		if (n == cap) {
@@ -1306,7 +1288,7 @@ static void roundtrip(const char *rel, uint32_t format)
 			for (size_t j = 0; j < nt_reader_metadata_count(r); j++) {
 				const nt_metadata *m1 = nt_reader_metadata_at(r, j);
 				if (m1->raw && m2->raw && m1->raw_len == m2->raw_len &&
-				    m2->id < nmap && map[m1->id < nmap ? m1->id : 0] == m2->id &&
+				    m2->id < map.n && map.v[m1->id < map.n ? m1->id : 0] == m2->id &&
 				    !memcmp(m1->raw + 4, m2->raw + 4, m1->raw_len - 4)) {
 					same++;
 					break;
@@ -1319,7 +1301,7 @@ static void roundtrip(const char *rel, uint32_t format)
 	nt_reader_free(r2);
 	nt_reader_free(r);
 	nt_membuf_free(&mb);
-	free(map);
+	free(map.v);
 	free(want);
 	free(f);
 }
