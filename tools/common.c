@@ -694,12 +694,12 @@ void tool_progress_begin(tool_progress *pg, const tool *t, const char *path)
 	pg->start = pg->last = tool_mono_s();
 }
 
-static void human_bytes(char *buf, size_t len, double b)
+void tool_human_bytes(char *buf, size_t len, double b, int fine)
 {
 	if (b >= 1e9)
-		snprintf(buf, len, "%.1f GB", b / 1e9);
+		snprintf(buf, len, "%.*f GB", fine ? 2 : 1, b / 1e9);
 	else if (b >= 1e6)
-		snprintf(buf, len, "%.0f MB", b / 1e6);
+		snprintf(buf, len, "%.*f MB", fine ? 1 : 0, b / 1e6);
 	else
 		snprintf(buf, len, "%.0f kB", b / 1e3);
 }
@@ -714,12 +714,13 @@ void tool_progress_update(void *ctx, uint64_t offset)
 		return;
 	pg->last = now;
 	char done[32], total[32], rate[32];
-	human_bytes(done, sizeof done, (double)offset);
-	human_bytes(rate, sizeof rate, now > pg->start ? (double)offset / (now - pg->start) : 0);
+	tool_human_bytes(done, sizeof done, (double)offset, 0);
+	double per_s = now > pg->start ? (double)offset / (now - pg->start) : 0;
+	tool_human_bytes(rate, sizeof rate, per_s, 0);
 	/* a terminal gets one line rewritten in place, a log (mode 1) one line per update */
 	const char *pre = pg->mode == 1 ? "" : "\r", *post = pg->mode == 1 ? "\n" : "\033[K";
 	if (pg->total && offset <= pg->total) {
-		human_bytes(total, sizeof total, (double)pg->total);
+		tool_human_bytes(total, sizeof total, (double)pg->total, 0);
 		fprintf(stderr, "%s%s: %s: %.0f%% of %s, %s/s%s", pre, pg->prog, pg->file,
 			100.0 * (double)offset / (double)pg->total, total, rate, post);
 	} else {

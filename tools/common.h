@@ -221,6 +221,10 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
  * "prog: no samples selected (...)" with the sessions' time span on stderr. */
 uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p);
 
+/* b bytes as "1.2 GB", "35 MB" or "200 kB"; fine: one more decimal for GB and MB
+ * ("1.23 GB", "35.2 MB"). */
+void tool_human_bytes(char *buf, size_t len, double b, int fine);
+
 /* Writes all n bytes to fd (retrying EINTR): 0, or -1 on an error or a zero write. */
 int tool_write_all(int fd, const void *p, size_t n);
 

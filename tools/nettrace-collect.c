@@ -311,16 +311,6 @@ static void *follow_main(void *arg)
 
 /* ---------------------------------------------------------------- recording */
 
-static void human(char *buf, size_t len, double b)
-{
-	if (b >= 1e9)
-		snprintf(buf, len, "%.2f GB", b / 1e9);
-	else if (b >= 1e6)
-		snprintf(buf, len, "%.1f MB", b / 1e6);
-	else
-		snprintf(buf, len, "%.0f kB", b / 1e3);
-}
-
 typedef struct rec {
 	tool *t;
 	uint32_t pid;
@@ -441,7 +431,7 @@ static int record(rec *rc_)
 			last_t = now;
 			last_show = now;
 			char hb[32];
-			human(hb, sizeof hb, (double)bytes);
+			tool_human_bytes(hb, sizeof hb, (double)bytes, 1);
 			fprintf(stderr, "%s%s: %.0f s, %s, %" PRIu64 " events, %" PRIu64
 				" samples, %.0f samples/s%s%s", tty_line ? "\r" : "", t->prog,
 				now - start, hb, (uint64_t)f.events, s, rate,
@@ -473,7 +463,7 @@ static int record(rec *rc_)
 	double secs = (stop_at ? stop_at : tool_mono_s()) - start;
 	if (!rc_->quiet) {
 		char hb[32];
-		human(hb, sizeof hb, (double)bytes);
+		tool_human_bytes(hb, sizeof hb, (double)bytes, 1);
 		fprintf(stderr, "%s: %s in %.1f s: %" PRIu64 " events, %" PRIu64 " samples, %" PRIu64
 			" lost events, %" PRIu64 " methods in the rundown\n", t->prog, hb, secs,
 			(uint64_t)f.events, (uint64_t)f.samples, f.stats.lost_events,
