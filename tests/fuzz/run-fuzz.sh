@@ -148,9 +148,10 @@ run_target() {
 	prepare "$w" || { echo "not ok $n - fuzz-$t: cannot create $w"; return 1; }
 	case $t in
 	reader)
-		srcs="$lib/error.c $lib/hash.c $lib/utf16.c $lib/systime.c $lib/sink.c $lib/input.c"
-		srcs="$srcs $lib/reader.c $lib/metadata.c"
-		srcs="$srcs $lib/payload.c $lib/json.c"
+		# libnettrace.so's own sources, as Makefile.am lists them (a file added there,
+		# such as opts.c, is then never missing here)
+		srcs=$(TOP=$top; . "$top/bench/lib-build.sh"
+			bench_sources libtrace_libntbase_la; bench_sources libtrace_libntreader_la)
 		libs="-lz -lm"
 		dict=$here/nettrace.dict
 		maxlen=65536
