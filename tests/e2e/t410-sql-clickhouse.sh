@@ -14,12 +14,7 @@ SQL=$top_builddir/tools/nettrace-sql
 CUT=$top_builddir/tests/tcp-cut
 need_tool "$SQL"
 need_tool "$CUT"
-CHS=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null)
-CHC=$(command -v clickhouse-client)
-if [ -z "$CHS" ] || [ -z "$CHC" ]; then
-	echo "1..0 # SKIP clickhouse-server/clickhouse-client not installed (apt-get install clickhouse-server clickhouse-client)"
-	exit 0
-fi
+. "$top_srcdir/tests/e2e/lib-clickhouse.sh"
 
 A=$TRACES/sentry-dotnet/sample.nettrace
 B=$TRACES/perfview/only_managed_samples.nettrace
@@ -39,62 +34,17 @@ trap 'stop_servers; rm -rf "$T"' EXIT
 
 # Ports: a base from the process id, moved on when a server does not come up.
 base=$(( 20000 + ($$ % 2000) * 10 ))
-config() { # config DIR HTTP TCP TCP_OF_SHARD1 TCP_OF_SHARD2
-	mkdir -p "$1/data" "$1/tmp" "$1/user_files"
-	cat >"$1/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$1/server.log</log><errorlog>$1/error.log</errorlog><console>0</console></logger>
-  <http_port>$2</http_port>
-  <tcp_port>$3</tcp_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>$1/data/</path>
-  <tmp_path>$1/tmp/</tmp_path>
-  <user_files_path>$1/user_files/</user_files_path>
-  <users_config>$1/users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>5368709120</mark_cache_size>
-  <remote_servers>
-    <nt_cluster>
-      <shard><replica><host>127.0.0.1</host><port>$4</port></replica></shard>
-      <shard><replica><host>127.0.0.1</host><port>$5</port></replica></shard>
-    </nt_cluster>
-  </remote_servers>
-</yandex>
-EOF
-	cat >"$1/users.xml" <<'EOF'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
-    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
-  </interval></default></quotas>
-</yandex>
-EOF
-}
-up() { # up TCP HTTP: waits until the server answers on both ports (60 s at most)
-	i=0
-	while [ $i -lt 600 ]; do
-		"$CHC" --port "$1" -q "SELECT 1" >/dev/null 2>&1 && "$CUT" --probe "$2" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 started=0
 for attempt in 1 2 3; do
 	H1=$base T1=$((base + 1)) H2=$((base + 2)) T2=$((base + 3))
-	config "$T/ch1" "$H1" "$T1" "$T1" "$T2"
-	config "$T/ch2" "$H2" "$T2" "$T1" "$T2"
+	ch_config "$T/ch1" "$H1" "$T1" "$T1" "$T2"
+	ch_config "$T/ch2" "$H2" "$T2" "$T1" "$T2"
 	"$CHS" --config-file="$T/ch1/config.xml" >"$T/ch1/out.log" 2>&1 &
 	p1=$!
 	"$CHS" --config-file="$T/ch2/config.xml" >"$T/ch2/out.log" 2>&1 &
 	p2=$!
 	pids="$p1 $p2"
-	if up "$T1" "$H1" && up "$T2" "$H2"; then
+	if ch_up "$T1" "$H1" && ch_up "$T2" "$H2"; then
 		started=1
 		break
 	fi

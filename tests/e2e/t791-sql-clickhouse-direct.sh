@@ -12,12 +12,7 @@ SQL=$top_builddir/tools/nettrace-sql
 CUT=$top_builddir/tests/tcp-cut
 need_tool "$SQL"
 need_tool "$CUT"
-CHS=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null)
-CHC=$(command -v clickhouse-client)
-if [ -z "$CHS" ] || [ -z "$CHC" ]; then
-	echo "1..0 # SKIP clickhouse-server/clickhouse-client not installed (apt-get install clickhouse-server clickhouse-client)"
-	exit 0
-fi
+. "$top_srcdir/tests/e2e/lib-clickhouse.sh"
 
 # ---------------------------------------------------------------- one server
 pid=""
@@ -26,38 +21,10 @@ base=$(( 24000 + ($$ % 2000) * 3 ))
 started=0
 for attempt in 1 2 3; do
 	H=$base TP=$((base + 1))
-	mkdir -p "$T/ch/data" "$T/ch/tmp"
-	cat >"$T/ch/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$T/ch/server.log</log><errorlog>$T/ch/error.log</errorlog><console>0</console></logger>
-  <http_port>$H</http_port><tcp_port>$TP</tcp_port><listen_host>127.0.0.1</listen_host>
-  <path>$T/ch/data/</path><tmp_path>$T/ch/tmp/</tmp_path>
-  <users_config>$T/ch/users.xml</users_config>
-  <default_profile>default</default_profile><default_database>default</default_database>
-  <mark_cache_size>5368709120</mark_cache_size>
-</yandex>
-EOF
-	cat >"$T/ch/users.xml" <<'EOF'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
-    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
-  </interval></default></quotas>
-</yandex>
-EOF
+	ch_config "$T/ch" "$H" "$TP"
 	"$CHS" --config-file="$T/ch/config.xml" >"$T/ch/out.log" 2>&1 &
 	pid=$!
-	i=0
-	while [ $i -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
-		"$CHC" --port "$TP" -q "SELECT 1" >/dev/null 2>&1 && "$CUT" --probe "$H" && { started=1; break; }
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ $started = 1 ] && break
+	ch_up "$TP" "$H" "$pid" && { started=1; break; }
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 	pid=""
 	base=$((base + 41))
