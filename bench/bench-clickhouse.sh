@@ -30,6 +30,7 @@ N=${N:-3}
 SIZE=${SIZE:-40M}
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+. "$TOP/bench/lib-build.sh"
 
 die() { printf 'bench-clickhouse.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf '==> %s\n' "$*" >&2; }
@@ -51,39 +52,10 @@ mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/clickhouse/build"
-printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-gen_str() { # the generated string headers, as Makefile.am makes them
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$/\\n"/' "$1" >"$2"
-}
-gen_str "$TOP/data/rules/default.rules" "$BUILD/libtrace/default-rules.h"
-gen_str "$TOP/data/rules/subsystems.rules" "$BUILD/libtrace/subsystems-rules.h"
-gen_str "$TOP/libtrace/export-svg.js" "$BUILD/libtrace/export-svg-js.h"
-CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
-[ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
-rm -f "$BUILD"/*.o "$BUILD/libnt.a"
-for src in "$TOP"/libtrace/*.c; do
-	obj=$BUILD/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
-		say "warning: $(basename "$src") does not build (see $obj.log)"
-done
-[ -f "$BUILD/store-clickhouse.o" ] || die "store-clickhouse.c does not build (see $BUILD/store-clickhouse.o.log)"
-ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-LIBS=""
-printf 'int main(void) { return 0; }\n' >"$BUILD/probe.c"
-for l in dwarf elf sqlite3 z m iberty; do
-	$CC "$BUILD/probe.c" -l$l -o "$BUILD/probe" 2>/dev/null && LIBS="$LIBS -l$l"
-done
-rm -f "$BUILD/probe" "$BUILD/probe.c"
-link() { # link NAME SOURCES...
-	name=$1; shift
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$BUILD/libnt.a" $LIBS \
-		-o "$BUILD/$name" 2>"$BUILD/$name.log" || die "cannot build $name (see $BUILD/$name.log)"
-}
-link nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c"
-link nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c"
-link gen-trace "$TOP/bench/gen-trace.c"
+bench_lib "$BUILD" store-clickhouse || die "cannot build the library"
+bench_link "$BUILD" nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c" || die "nettrace-sql"
+bench_link "$BUILD" nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c" || die "nettrace-fold"
+bench_link "$BUILD" gen-trace "$TOP/bench/gen-trace.c" || die "gen-trace"
 SQL=$BUILD/nettrace-sql
 FOLD=$BUILD/nettrace-fold
 

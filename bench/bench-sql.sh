@@ -56,31 +56,10 @@ mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/sql/build"
-printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
-CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
-# Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
-[ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
-rm -f "$BUILD"/*.o "$BUILD/libnt.a"
-for src in "$TOP"/libtrace/*.c; do
-	obj=$BUILD/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
-		say "warning: $(basename "$src") does not build (see $obj.log)"
-done
-[ -f "$BUILD/store-sqlite.o" ] || die "store-sqlite.c does not build (see $BUILD/store-sqlite.o.log)"
-ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-# the libraries of those that link here (libdwarf and libelf for the native symbols)
-LIBS=$(bench_libs "$BUILD")
-link() { # link NAME SOURCES...
-	name=$1; shift
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$BUILD/libnt.a" $LIBS \
-		-o "$BUILD/$name" 2>"$BUILD/$name.log" || die "cannot build $name (see $BUILD/$name.log)"
-}
-link nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c"
-link nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c"
-link gen-trace "$TOP/bench/gen-trace.c"
+bench_lib "$BUILD" store-sqlite || die "cannot build the library"
+bench_link "$BUILD" nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c" || die "nettrace-sql"
+bench_link "$BUILD" nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c" || die "nettrace-fold"
+bench_link "$BUILD" gen-trace "$TOP/bench/gen-trace.c" || die "gen-trace"
 SQL=$BUILD/nettrace-sql
 FOLD=$BUILD/nettrace-fold
 

@@ -39,3 +39,34 @@ bench_sources() {
 		     for (i = 1; i <= n; i++) if (w[i] ~ /\.c$/) print w[i]
 		     if (!more) on = 0 }' "$TOP/Makefile.am" | sed "s|^|$TOP/|"
 }
+
+# bench_lib BUILD NEED: the optimised library for the tools: config.h, the generated
+# headers and every libtrace/*.c compiled into BUILD/libnt.a (a file that does not build is
+# reported and left out; NEED, e.g. store-sqlite, must build). Sets CPPFLAGS and LIBS for
+# bench_link. Needs BENCH_CFLAGS. Returns non-zero with the reason on stderr.
+bench_lib() {
+	printf '#define _GNU_SOURCE 1\n' >"$1/config.h"
+	bench_gen_headers "$1" || { echo "cannot generate the headers of Makefile.am" >&2; return 1; }
+	CPPFLAGS="-I$1 -I$1/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
+	# Debian puts libdwarf's headers in a subdirectory (configure.ac probes both places).
+	[ -d /usr/include/libdwarf ] && CPPFLAGS="$CPPFLAGS -I/usr/include/libdwarf"
+	rm -f "$1"/*.o "$1/libnt.a"
+	for src in "$TOP"/libtrace/*.c; do
+		obj=$1/$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
+			echo "==> warning: $(basename "$src") does not build (see $obj.log)" >&2
+	done
+	[ -f "$1/$2.o" ] || { echo "$2.c does not build (see $1/$2.o.log)" >&2; return 1; }
+	ar rcs "$1/libnt.a" "$1"/*.o || { echo "cannot create libnt.a" >&2; return 1; }
+	LIBS=$(bench_libs "$1")
+}
+
+# bench_link BUILD NAME SOURCES...: BUILD/NAME from SOURCES and bench_lib's library.
+bench_link() {
+	b=$1 name=$2
+	shift 2
+	# shellcheck disable=SC2086
+	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$b/libnt.a" $LIBS -o "$b/$name" 2>"$b/$name.log" ||
+		{ echo "cannot build $name (see $b/$name.log)" >&2; return 1; }
+}
