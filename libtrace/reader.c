@@ -129,6 +129,9 @@ struct nt_reader {
 	int blk_compressed;
 	qev prev;             /* compressed-header state */
 	uint64_t blk_cur_thread;
+	int blk_fast;         /* file order, V5, compressed: fast_event() may decode */
+	int ev_act_sync;      /* ev's activity ids equal prev's (fast_event copies them
+				 only when a header changes them) */
 
 	/* V6 */
 	labellist *labels;
@@ -1440,22 +1443,13 @@ static qev *pop_ready(nt_reader *r)
 	return h;
 }
 
-static void fill_event(nt_reader *r, const qev *q)
+/* ns since session start of tick count ts: split to avoid overflow of delta * 1e9.
+ * Timestamps and the frequency are untrusted, so the result saturates at +-INT64_MAX
+ * (negating an unclamped value was signed overflow) and the remainder product, which
+ * overflows for frequencies above ~18 GHz, falls back to floating point. */
+static inline int64_t ticks_to_ns(nt_reader *r, uint64_t ts)
 {
-	nt_event *ev = &r->ev;
-	ev->meta = q->meta;
-	ev->offset = q->offset;
-	ev->seq = q->seq;
-	ev->thread_id = q->thread_id;
-	ev->capture_thread_id = q->capture_thread_id;
-	ev->process_id = q->process_id;
-	ev->processor = q->processor;
-	ev->timestamp = q->timestamp;
-	/* ns since session start: split to avoid overflow of delta * 1e9. Timestamps and the
-	 * frequency are untrusted, so the result saturates at +-INT64_MAX (negating an
-	 * unclamped value was signed overflow) and the remainder product, which overflows for
-	 * frequencies above ~18 GHz, falls back to floating point. */
-	uint64_t dd = q->timestamp - r->hdr.sync_qpc;
+	uint64_t dd = ts - r->hdr.sync_qpc;
 	int neg = dd >> 63;
 	uint64_t ad = neg ? (uint64_t)0 - dd : dd;
 	uint64_t f = r->hdr.qpc_frequency;
@@ -1483,7 +1477,21 @@ static void fill_event(nt_reader *r, const qev *q)
 				ns = (uint64_t)INT64_MAX;
 		}
 	}
-	ev->time_ns = neg ? -(int64_t)ns : (int64_t)ns;
+	return neg ? -(int64_t)ns : (int64_t)ns;
+}
+
+static void fill_event(nt_reader *r, const qev *q)
+{
+	nt_event *ev = &r->ev;
+	ev->meta = q->meta;
+	ev->offset = q->offset;
+	ev->seq = q->seq;
+	ev->thread_id = q->thread_id;
+	ev->capture_thread_id = q->capture_thread_id;
+	ev->process_id = q->process_id;
+	ev->processor = q->processor;
+	ev->timestamp = q->timestamp;
+	ev->time_ns = ticks_to_ns(r, q->timestamp);
 	memcpy(ev->activity_id, q->activity_id, 16);
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
@@ -1501,6 +1509,185 @@ static void fill_event(nt_reader *r, const qev *q)
 	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
 	ev->payload_len = q->payload_len;
 	ev->sorted = q->sorted;
+}
+
+/* ------------------------------------------------------------------ fast path */
+
+/* The varint at p, when it takes at most 8 bytes (8 bytes must be readable): returns its
+ * length, or 0 for a longer one (the caller then takes the checked path). No loop and
+ * no branch per byte: the stop byte is found with one count of trailing zeros, and the
+ * 7-bit groups are packed together in three steps. */
+static inline unsigned fast_var(const uint8_t *p, uint64_t *out)
+{
+	uint64_t x = nt_le64(p);
+	uint64_t stop = ~x & 0x8080808080808080ull;
+	if (stop == 0)
+		return 0;
+	x &= stop ^ (stop - 1); /* the bytes up to the stop byte */
+	x &= 0x7f7f7f7f7f7f7f7full;
+	x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+	x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+	x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+	*out = x;
+	return ((unsigned)__builtin_ctzll(stop) + 1) >> 3;
+}
+
+/* The longest compressed V5 header fast_event() decodes: flags, 8 varints of at most 8
+ * bytes each read as 8-byte words, two GUIDs; a header this close to the end of its
+ * block takes the checked path. */
+#define FAST_HEADER_MAX (1 + 8 * 8 + 32)
+
+/* Decodes the next event of a compressed V5 block (file order) straight into r->ev, as
+ * block_next_event() + fill_event() would. Everything it cannot vouch for returns 0
+ * before any state changes: a header near the block's end, a varint over 8 bytes, a
+ * backwards timestamp, a payload past the block, an unknown metadata id, a new capture
+ * thread... and block_next_event() then decodes the same bytes with its checks and
+ * messages. Returns 1 with an event in r->ev, 0 for "take the checked path". */
+static inline int fast_event(nt_reader *r)
+{
+	nt_cursor *c = &r->blk;
+	size_t left = c->len - c->pos;
+	if (left < FAST_HEADER_MAX)
+		return 0;
+	const uint8_t *p0 = c->p + c->pos, *p = p0 + 1;
+	qev *s = &r->prev;
+	uint8_t flags = p0[0];
+	uint64_t v;
+	unsigned n;
+	uint32_t meta_id = s->meta_id, seq = s->seq, processor = s->processor;
+	uint32_t stack_id = s->stack_id, payload_len = s->payload_len;
+	uint64_t ctid = s->capture_thread_id, tid = s->thread_id;
+	if (flags & 0x01) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		meta_id = (uint32_t)v;
+	}
+	if (flags & 0x02) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		seq = seq + (uint32_t)v + 1;
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		ctid = v;
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		processor = (uint32_t)v;
+	} else if (meta_id != 0) {
+		seq = seq + 1;
+	}
+	if (flags & 0x04) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		tid = v;
+	}
+	if (flags & 0x08) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		stack_id = (uint32_t)v;
+	}
+	if (!(n = fast_var(p, &v)) || v >= 0x8000000000000000ull)
+		return 0; /* (a backwards delta is counted by the checked path) */
+	p += n;
+	uint64_t ts = s->timestamp + v;
+	const uint8_t *act = NULL, *rel = NULL;
+	if (flags & 0x10) {
+		act = p;
+		p += 16;
+	}
+	if (flags & 0x20) {
+		rel = p;
+		p += 16;
+	}
+	if (flags & 0x80) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		payload_len = (uint32_t)v;
+	}
+	size_t hlen = (size_t)(p - p0);
+	if (payload_len > left - hlen || meta_id == 0)
+		return 0;
+	if (!r->meta_last || meta_id != r->meta_last_id) {
+		const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
+		if (!m)
+			return 0;
+		r->meta_last = m;
+		r->meta_last_id = meta_id;
+	}
+	cthread *t = r->last_thread < r->nthreads && r->threads[r->last_thread].id == ctid
+			     ? &r->threads[r->last_thread]
+			     : NULL;
+	if (!t)
+		return 0;
+	/* all checked: commit the header state, the cursor and the event */
+	uint64_t off = c->base_offset + c->pos;
+	s->offset = off;
+	s->meta_id = meta_id;
+	s->seq = seq;
+	s->capture_thread_id = ctid;
+	s->processor = processor;
+	s->thread_id = tid;
+	s->stack_id = stack_id;
+	s->timestamp = ts;
+	s->payload_len = payload_len;
+	c->pos += hlen + payload_len;
+	nt_event *ev = &r->ev;
+	if (act)
+		memcpy(s->activity_id, act, 16);
+	if (rel)
+		memcpy(s->related_activity_id, rel, 16);
+	if ((flags & 0x30) || !r->ev_act_sync) {
+		memcpy(ev->activity_id, s->activity_id, 16);
+		memcpy(ev->related_activity_id, s->related_activity_id, 16);
+		r->ev_act_sync = 1;
+	}
+	ev->meta = r->meta_last;
+	ev->offset = off;
+	ev->seq = seq;
+	ev->thread_id = tid;
+	ev->capture_thread_id = ctid;
+	ev->process_id = r->hdr.process_id;
+	ev->processor = processor;
+	ev->timestamp = ts;
+	ev->time_ns = ticks_to_ns(r, ts);
+	ev->stack_id = stack_id;
+	ev->payload = payload_len ? p : (const uint8_t *)"";
+	ev->payload_len = payload_len;
+	ev->sorted = (flags & 0x40) ? 1 : 0;
+	size_t si = 0;
+	int found = 0;
+	if (stack_id && !r->stacks_sparse) {
+		found = stack_id <= r->nstacks;
+		si = (size_t)stack_id - 1;
+	} else if (stack_id) {
+		found = nt_idmap_get(&r->stack_map, stack_id, &si);
+	}
+	ev->stack = NULL;
+	ev->stack_depth = 0;
+	ev->stack_key = 0;
+	if (found) {
+		ev->stack_key = (r->stack_gen << 32) | ((uint64_t)si + 1);
+		if (r->stacks[si].depth) {
+			ev->stack = r->ips + r->stacks[si].off;
+			ev->stack_depth = r->stacks[si].depth;
+		}
+	} else if (stack_id) {
+		r->stats.missing_stacks++;
+	}
+	r->stats.events++;
+	r->stats.events_sorted += ev->sorted;
+	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
+		r->stats.first_timestamp = ts;
+	if (ts > r->stats.last_timestamp)
+		r->stats.last_timestamp = ts;
+	account_seq(r, t, seq);
+	return 1;
 }
 
 /* ------------------------------------------------------------------ main loop */
@@ -1703,6 +1890,8 @@ static int process_block(nt_reader *r, int kind, nt_error *err)
 	case BLK_EVENT:
 		rc = parse_block_header(r, c, &r->blk_compressed, err);
 		memset(&r->prev, 0, sizeof r->prev);
+		r->blk_fast = r->blk_compressed && !r->v6 && (r->flags & NT_READ_FILE_ORDER);
+		r->ev_act_sync = 0;
 		break;
 	default:
 		break; /* unknown V6 kinds are skipped (spec §7.1) */
@@ -1720,6 +1909,10 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 	if (r->flags & NT_READ_FILE_ORDER) {
 		for (;;) {
 			if (r->in_block) {
+				if (r->blk_fast && fast_event(r)) {
+					*out = &r->ev;
+					return 1;
+				}
 				const uint8_t *p;
 				rc = block_next_event(r, &r->cur, &p, err);
 				if (rc < 0) {
