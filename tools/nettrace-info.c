@@ -167,6 +167,16 @@ typedef struct summary {
 	u64map per_meta;          /* nt_metadata pointer -> events */
 	u64map sample_tids;       /* ThreadId of samples */
 	u64map sample_ctids;      /* CaptureThreadId of samples */
+	/* per-event shortcuts (the maps cost more than decoding an event): the count of a
+	 * run of events with the same metadata record, added to per_meta when the record
+	 * changes (and by summary_flush()); a direct-mapped cache of the thread ids put in
+	 * the sets; whether the last record is the sample event's */
+	const nt_metadata *run_meta;
+	uint64_t run_n;
+	uint64_t seen_tid[64], seen_ctid[64]; /* thread ids already in the sets, by hash */
+	uint8_t seen_ok[64];                  /* bit 0: seen_tid[i] valid, bit 1: seen_ctid */
+	const nt_metadata *sample_meta_of; /* the record is_sample_meta is for */
+	int is_sample_meta;
 	uint64_t samples, by_type[4]; /* Error, External, Managed, other */
 	evrow *rows;              /* sorted, count > 0 */
 	size_t nrows;
@@ -381,19 +391,56 @@ static int universal_event(summary *s, const nt_event *ev, int system)
 	return 0;
 }
 
+/* Adds the pending run of per-metadata counts to per_meta. Returns 0 or -1 (out of
+ * memory). */
+static int summary_flush(summary *s)
+{
+	if (s->run_n) {
+		uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)s->run_meta);
+		if (!c)
+			return -1;
+		*c += s->run_n;
+		s->run_n = 0;
+	}
+	return 0;
+}
+
 static int summary_add(summary *s, const nt_event *ev)
 {
-	uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)ev->meta);
-	if (!c)
-		return -1;
-	(*c)++;
-	uint32_t type;
-	if (ev->meta && nt_event_is_sample(ev, &type)) {
+	if (ev->meta != s->run_meta || !s->run_n) {
+		if (summary_flush(s))
+			return -1;
+		s->run_meta = ev->meta;
+	}
+	s->run_n++;
+	/* the answer depends on the record only, and records stay in place for the
+	 * reader's life */
+	if (ev->meta != s->sample_meta_of || !s->sample_meta_of) {
+		s->sample_meta_of = ev->meta;
+		s->is_sample_meta = ev->meta && nt_event_is_sample(ev, NULL);
+	}
+	if (s->is_sample_meta) {
+		/* the sample type as nt_event_is_sample() gives it (its first uint32 of
+		 * payload, 0 without one), without comparing the provider name again */
+		const uint8_t *pl = ev->payload;
+		uint32_t type = ev->payload_len < 4 ? 0
+				: (uint32_t)pl[0] | (uint32_t)pl[1] << 8 | (uint32_t)pl[2] << 16 |
+					  (uint32_t)pl[3] << 24;
 		s->samples++;
 		s->by_type[type < 3 ? type : 3]++;
-		if (!u64map_slot(&s->sample_tids, ev->thread_id) ||
-		    !u64map_slot(&s->sample_ctids, ev->capture_thread_id))
-			return -1;
+		size_t a = u64_hash(ev->thread_id) & 63, b = u64_hash(ev->capture_thread_id) & 63;
+		if (!(s->seen_ok[a] & 1) || s->seen_tid[a] != ev->thread_id) {
+			if (!u64map_slot(&s->sample_tids, ev->thread_id))
+				return -1;
+			s->seen_tid[a] = ev->thread_id;
+			s->seen_ok[a] |= 1;
+		}
+		if (!(s->seen_ok[b] & 2) || s->seen_ctid[b] != ev->capture_thread_id) {
+			if (!u64map_slot(&s->sample_ctids, ev->capture_thread_id))
+				return -1;
+			s->seen_ctid[b] = ev->capture_thread_id;
+			s->seen_ok[b] |= 2;
+		}
 		/* file order is timestamp order within a capture thread, which is all the
 		 * estimator needs (it groups rounds per sampler thread) */
 		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
@@ -1062,7 +1109,7 @@ static int collect(tool *t, const char *file, summary *s)
 	if (rc < 0)
 		return tool_error(t, file, &err);
 	s->st = *nt_reader_stats_get(s->r);
-	if (summary_finish(s, s->r) || pauses_finish(s)) {
+	if (summary_flush(s) || summary_finish(s, s->r) || pauses_finish(s)) {
 		oom(t, file);
 		return EXIT_SYSTEM;
 	}
