@@ -470,6 +470,202 @@ static void test_reader_compressed_all_fields(void)
 	nb_free(&b);
 }
 
+/* One event of test_reader_fast_path_fields(), as written. */
+typedef struct fx {
+	uint64_t off, tid, ctid, ts;
+	uint32_t meta, seq, proc, stack, plen;
+	uint8_t act[16], rel[16], pay[40];
+	int sorted;
+} fx;
+
+static uint64_t fx_rand(uint64_t *st)
+{
+	*st = *st * 6364136223846793005ull + 1442695040888963407ull;
+	return *st >> 11;
+}
+
+/* A value of 1 to 64 significant bits, so its varint takes 1 to 10 bytes. */
+static uint64_t fx_wide(uint64_t *st)
+{
+	unsigned bits = 1 + (unsigned)(fx_rand(st) % 64);
+	uint64_t v = fx_rand(st) ^ (fx_rand(st) << 53);
+	return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+static int fx_same(const nt_event *e, const fx *x, const uint64_t *const *stk,
+		   const uint32_t *depth)
+{
+	uint32_t d = x->stack >= 1 && x->stack <= 4 ? depth[x->stack - 1] : 0;
+	return e->offset == x->off && e->meta && e->meta->id == x->meta && e->seq == x->seq &&
+	       e->capture_thread_id == x->ctid && e->processor == x->proc &&
+	       e->thread_id == x->tid && e->stack_id == x->stack && e->timestamp == x->ts &&
+	       e->sorted == x->sorted && e->payload_len == x->plen &&
+	       memcmp(e->payload, x->pay, x->plen) == 0 &&
+	       memcmp(e->activity_id, x->act, 16) == 0 &&
+	       memcmp(e->related_activity_id, x->rel, 16) == 0 && e->stack_depth == d &&
+	       (d == 0 || memcmp(e->stack, stk[x->stack - 1], d * sizeof(uint64_t)) == 0) &&
+	       (e->stack_key != 0) == (x->stack >= 1 && x->stack <= 4);
+}
+
+/* Long compressed blocks, so that most headers are far from the block's end and take the
+ * reader's fast header path, with every flag, varints of every length (1 to 10 bytes:
+ * the fast path takes up to 8 and hands longer ones to the checked path mid-block),
+ * backwards timestamp deltas, capture-thread switches, an undefined stack id and payload
+ * size changes: every field of every event, in both orders, must be the one written. */
+static void test_reader_fast_path_fields(void)
+{
+	enum { N = 4000, NBLK = 2 };
+	nbuf md[3] = {meta_simple(1, "A"), meta_simple(2, "B"), meta_simple(3, "C")};
+	nbuf b = {NULL, 0, 0};
+	v4_start(&b, 8, md, 3);
+	for (int i = 0; i < 3; i++)
+		nb_free(&md[i]);
+	static const uint64_t s1[1] = {0x10}, s2[2] = {0x20, 0x21}, s3[3] = {0x30, 0x31, 0x32},
+			      s4[4] = {0x40, 0x41, 0x42, 0x43};
+	const uint64_t *stk[4] = {s1, s2, s3, s4};
+	uint32_t depth[4] = {1, 2, 3, 4};
+	nb_v4_stack_block(&b, 1, 4, depth, stk, 8);
+	fx *x = calloc(NBLK * N, sizeof *x);
+	if (!x) {
+		ok(0, "fast path: out of memory");
+		nb_free(&b);
+		return;
+	}
+	uint64_t st = 42, missing = 0;
+	static const uint64_t ctids[3] = {5, (uint64_t)1 << 40, UINT64_MAX - 3};
+	size_t n = 0;
+	for (int k = 0; k < NBLK; k++) {
+		size_t at = nb_v4_block_begin(&b, "EventBlock");
+		nb_blk_header(&b, 1, 0, 0);
+		fx prev;
+		memset(&prev, 0, sizeof prev); /* the header state restarts at each block */
+		for (int i = 0; i < N; i++, n++) {
+			fx *e = &x[n];
+			*e = prev;
+			uint64_t r = fx_rand(&st);
+			uint8_t flags = 0;
+			e->off = b.len;
+			if (i == 0 || r % 7 == 0) {
+				flags |= 0x01;
+				e->meta = 1 + (uint32_t)(fx_rand(&st) % 3);
+			}
+			uint32_t seq_delta = 0;
+			if (i == 0 || r % 5 == 0) {
+				flags |= 0x02;
+				seq_delta = (uint32_t)(fx_rand(&st) % 4 ? 0 : fx_wide(&st));
+				e->seq = prev.seq + seq_delta + 1;
+				e->ctid = ctids[fx_rand(&st) % 3];
+				e->proc = (uint32_t)fx_wide(&st);
+			} else {
+				e->seq = prev.seq + 1;
+			}
+			if (r % 3 == 0) {
+				flags |= 0x04;
+				e->tid = fx_wide(&st);
+			}
+			if (r % 4 == 0) {
+				flags |= 0x08;
+				e->stack = (uint32_t)(fx_rand(&st) % 6); /* 5: never defined */
+			}
+			/* mostly forward; 1 in 50 backwards (a 10-byte varint) */
+			uint64_t delta = fx_rand(&st) % 50 == 0 ? (uint64_t)0 - fx_wide(&st) % 1000000
+								 : fx_wide(&st) >> 8;
+			e->ts = prev.ts + delta;
+			if (r % 11 == 0) {
+				flags |= 0x10;
+				for (int j = 0; j < 16; j++)
+					e->act[j] = (uint8_t)fx_rand(&st);
+			}
+			if (r % 13 == 0) {
+				flags |= 0x20;
+				for (int j = 0; j < 16; j++)
+					e->rel[j] = (uint8_t)fx_rand(&st);
+			}
+			e->sorted = (int)(fx_rand(&st) & 1);
+			if (e->sorted)
+				flags |= 0x40;
+			if (i == 0 || r % 9 == 0) {
+				flags |= 0x80;
+				e->plen = (uint32_t)(fx_rand(&st) % 41);
+			}
+			for (uint32_t j = 0; j < e->plen; j++)
+				e->pay[j] = (uint8_t)fx_rand(&st);
+			nb_u8(&b, flags);
+			if (flags & 0x01)
+				nb_var(&b, e->meta);
+			if (flags & 0x02) {
+				nb_var(&b, seq_delta);
+				nb_var(&b, e->ctid);
+				nb_var(&b, e->proc);
+			}
+			if (flags & 0x04)
+				nb_var(&b, e->tid);
+			if (flags & 0x08)
+				nb_var(&b, e->stack);
+			nb_var(&b, delta);
+			if (flags & 0x10)
+				nb_bytes(&b, e->act, 16);
+			if (flags & 0x20)
+				nb_bytes(&b, e->rel, 16);
+			if (flags & 0x80)
+				nb_var(&b, e->plen);
+			nb_bytes(&b, e->pay, e->plen);
+			if (e->stack == 5)
+				missing++;
+			prev = *e;
+			prev.sorted = 0;
+		}
+		nb_v4_block_end(&b, at);
+	}
+	nb_v4_end(&b);
+
+	for (int order = 0; order < 2; order++) {
+		const char *what = order ? "timestamp order" : "file order";
+		nt_reader *r = NULL;
+		nt_reader_opts o = {sizeof o, order ? 0u : NT_READ_FILE_ORDER, "test"};
+		nt_error err;
+		if (nt_reader_open_mem(&r, b.p, b.len, &o, &err) < 0) {
+			ok(0, "fast path, %s: opens (%s)", what, err.msg);
+			continue;
+		}
+		char *seen = calloc(n, 1);
+		const nt_event *e;
+		int rc;
+		size_t got = 0, bad = 0, first_bad = SIZE_MAX;
+		while ((rc = nt_reader_next(r, &e, &err)) == 1) {
+			/* file order: the i-th event is x[i]; timestamp order: found by offset */
+			size_t lo = 0, hi = n;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (x[mid].off < e->offset)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			size_t i = order ? lo : got;
+			if (i >= n || seen[i] || !fx_same(e, &x[i], stk, depth)) {
+				if (first_bad == SIZE_MAX)
+					first_bad = got;
+				bad++;
+			} else {
+				seen[i] = 1;
+			}
+			got++;
+		}
+		is_int(rc, 0, "fast path, %s: reads to the end", what);
+		is_u64(got, n, "fast path, %s: %zu events", what, n);
+		if (!ok(bad == 0, "fast path, %s: every field as written", what))
+			printf("#   %zu events wrong, the first is #%zu\n", bad, first_bad);
+		const nt_reader_stats *rs = nt_reader_stats_get(r);
+		is_u64(rs->missing_stacks, missing, "fast path, %s: the undefined stack ids", what);
+		ok(rs->negative_ts_deltas > 0, "fast path, %s: backwards deltas counted", what);
+		free(seen);
+		nt_reader_free(r);
+	}
+	free(x);
+	nb_free(&b);
+}
+
 /* When a block switches to a capture thread whose events are older, the timestamp delta
  * is "negative": a 10-byte varuint that wraps modulo 2^64. */
 static void test_reader_negative_timestamp_delta(void)
@@ -1726,6 +1922,7 @@ int main(void)
 	test_reader_smallest_v4_file();
 	test_reader_compressed_seq_wrap();
 	test_reader_compressed_all_fields();
+	test_reader_fast_path_fields();
 	test_reader_negative_timestamp_delta();
 	test_reader_uncompressed_headers();
 	test_reader_v5_metadata_tags();
