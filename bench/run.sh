@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# run.sh - decode and fold benchmarks: throughput and peak RSS of nt_reader (both orders)
-# and of nettrace-fold on large generated traces, next to `cat FILE > /dev/null` measured
-# in the same run. Prints medians over N runs and ratios to cat (machines are shared and
+# run.sh - decode and fold benchmarks: throughput and peak RSS of nt_reader (both orders),
+# nettrace-info and nettrace-fold on large generated traces, next to `cat FILE > /dev/null`
+# measured in the same run. Prints medians over N runs and ratios to cat (machines are shared and
 # noisy: compare ratios, not absolute times), by wall-clock and by CPU time (user + system,
 # which does not count waiting for a core, so it is the steadier figure on a loaded
 # machine). This is a benchmark, not a test.
@@ -33,8 +33,8 @@
 # measurements (results-vFORMAT.txt); bench/out/dotnet/ the .NET peers and their outputs. Environment: CC (default cc), BENCH_CFLAGS
 # (default -O2 -g), BENCH_LIBS (default: those of -ldwarf -lelf -lsqlite3 -lz -liberty -lm -lpthread that link,
 # i.e. the libraries configure.ac requires).
-# Goals (issue): decode >= 1 GB/s single-threaded, fold >= 1 GB/s of trace, peak RSS
-# < 64 MB whatever the file size.
+# Goals (issue): nettrace-info --no-symbols (decode, counts only) >= 600 MB/s and
+# nettrace-fold --jobs 1 >= 300 MB/s on one core, peak RSS < 64 MB whatever the file size.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -222,6 +222,12 @@ for s in $SIZES; do
 		measure "$s" decode-time "$BUILD/decode-bench" -m time "$f"
 		measure "$s" decode-file "$BUILD/decode-bench" -m file "$f"
 		measure "$s" decode-light "$BUILD/decode-bench" -m file -l "$f"
+		if [ -n "$PINFO" ]; then
+			# shellcheck disable=SC2016
+			measure "$s" info-counts sh -c 'exec "$1" --no-symbols "$2" >/dev/null' sh "$PINFO" "$f"
+			# shellcheck disable=SC2016
+			measure "$s" info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
+		fi
 		if [ -n "$FOLD" ]; then
 			# shellcheck disable=SC2016
 			measure "$s" fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
@@ -300,6 +306,8 @@ label() {
 	decode-time) echo "decode (timestamp order)" ;;
 	decode-file) echo "decode (file order)" ;;
 	decode-light) echo "  same, headers only" ;;
+	info-counts) echo "nettrace-info --no-symbols" ;;
+	info) echo "nettrace-info" ;;
 	fold) echo "nettrace-fold --jobs 1" ;;
 	fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-info) echo "nettrace-info" ;;
@@ -325,7 +333,7 @@ for s in $SIZES; do
 		"cpu (s)" "GB/s" "x cat" "peak RSS"
 	wcat=$(median "$s" cat 3)
 	ccat=$(median "$s" cat 4)
-	for w in cat decode-time decode-file decode-light fold fold-jn; do
+	for w in cat decode-time decode-file decode-light info-counts info fold fold-jn; do
 		t=$(median "$s" $w 3)
 		[ "$t" = - ] && continue
 		c=$(median "$s" $w 4)
@@ -343,7 +351,7 @@ printf '  %-26s' ""
 for s in $SIZES; do printf ' %10s' "$s"; done
 echo
 first=$(echo "$SIZES" | awk '{ print $1 }')
-for w in decode-time decode-file fold fold-jn; do
+for w in decode-time decode-file info-counts fold fold-jn; do
 	[ "$(median "$first" $w 5)" = - ] && continue
 	printf '  %-26s' "$(label $w)"
 	for s in $SIZES; do
@@ -352,7 +360,10 @@ for w in decode-time decode-file fold fold-jn; do
 	echo
 done
 echo
-echo "goal: >= 1 GB/s for decode and for fold (single-threaded); see the GB/s columns."
+echo "goals: nettrace-info --no-symbols (decode, counts) >= 0.6 GB/s and nettrace-fold"
+echo "--jobs 1 >= 0.3 GB/s on one core; see the CPU GB/s column (one core's throughput)."
+echo "nettrace-info without --no-symbols reads the file twice (the second read resolves"
+echo "the samples' frames, as the profile tools do)."
 echo "--jobs $NCPU decodes on a second thread (CPU time grows a little, wall time shrinks"
 echo "when a second core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
