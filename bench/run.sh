@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # run.sh - decode and fold benchmarks: throughput and peak RSS of nt_reader (both orders),
 # nettrace-info and nettrace-fold on large generated traces, next to `cat FILE > /dev/null`
-# measured in the same run. Prints medians over N runs and ratios to cat (machines are shared and
-# noisy: compare ratios, not absolute times), by wall-clock and by CPU time (user + system,
-# which does not count waiting for a core, so it is the steadier figure on a loaded
-# machine). This is a benchmark, not a test.
+# measured in the same run. Prints medians over N runs and ratios to cat (machines are
+# shared and noisy: compare ratios, not absolute times), by wall-clock and by CPU time
+# (user + system, which does not count waiting for a core, so it is the steadier figure
+# on a loaded machine). This is a benchmark, not a test.
 # Peers: on one more trace (-p, default 40M: the .NET side is slow) nettrace-info,
 # nettrace-fold and nettrace-flame --format speedscope run next to TraceEvent's
 # EventPipeEventSource.Process() (tests/dotnet/oracle's `parse`: TraceEvent 3.2.5 from
