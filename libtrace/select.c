@@ -36,6 +36,7 @@ struct nt_select {
 int nt_select_new(nt_select **out, nt_error *err)
 {
 	nt_error_clear(err);
+	*out = NULL;
 	nt_select *s = calloc(1, sizeof *s);
 	if (!s)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");

@@ -44,6 +44,7 @@ struct nt_symtab {
 int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err)
 {
 	nt_error_clear(err);
+	*out = NULL;
 	nt_symtab *st = calloc(1, sizeof *st);
 	if (!st)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate symbol table");
