@@ -265,6 +265,12 @@ int nt_text_cut_middle(const char *s, size_t n, size_t cols, int ascii, size_t *
 /* tree-print.c's time format: "4.512 s", "11.217 ms"... (NT_TREE_UNIT_AUTO) or the plain number
  * in a fixed unit. */
 void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
+/* The tree views' one reading of nt_tree_print_opts (tree-print.c; nt_tree_write_text,
+ * nt_tree_write_json, nt_tree_write_diff, nt_butterfly_write): copies opts (NULL:
+ * defaults) into *po, turns unit 0 into NT_TREE_UNIT_AUTO and checks unit and
+ * min_percent. Returns 0 or NT_EINVAL with err set. */
+int nt_tree_print_opts_load(nt_tree_print_opts *po, const nt_tree_print_opts *opts,
+			    nt_error *err);
 
 /* The samples of a profile read with nt_profile_opts.sequence, in reading order
  * (profile.c): group index (nt_sample_group.group), ns since the session start, and the

@@ -530,11 +530,9 @@ int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opt
 {
 	nt_error_clear(err);
 	nt_tree_print_opts pl;
-	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&pl, po, err);
 	if (orc)
 		return orc;
-	if (pl.unit == NT_UNIT_DEFAULT)
-		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	nt_out o;
 	nt_out_init(&o, sink);
@@ -640,11 +638,9 @@ int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_prin
 {
 	nt_error_clear(err);
 	nt_tree_print_opts pl;
-	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&pl, po, err);
 	if (orc)
 		return orc;
-	if (pl.unit == NT_UNIT_DEFAULT)
-		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	size_t na, nb;
 	const nt_tree_func **fa = sorted_funcs(t, &na), **fb = sorted_funcs(base, &nb);
@@ -850,11 +846,9 @@ int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_
 {
 	nt_error_clear(err);
 	nt_tree_print_opts po;
-	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&po, opts, err);
 	if (orc)
 		return orc;
-	if (po.unit == NT_UNIT_DEFAULT)
-		po.unit = NT_TREE_UNIT_AUTO;
 	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	uint32_t wb = nt_tree_when(t, &wi) ? wi.buckets : 0;
 	const nt_tree_node *root = nt_tree_root(t);
