@@ -13,6 +13,7 @@
 
 #include "nettrace.h"
 #include "tap.h"
+#include "testutil.h"
 
 /* A byte that is not a valid start of a nettrace stream, and garbage error contents. */
 static const unsigned char junk[64] = {'N', 'o', 't', 'T', 'r', 'a', 'c', 'e'};
@@ -242,7 +243,53 @@ int main(void)
 		ok(1, "every nt_X_free() accepts NULL");
 	}
 
-	/* 8. the version is configure's */
+	/* 8. a symbol table sealed again after more events: names returned before stay valid,
+	 * and the same frame is the same string (one copy per name, however often it is
+	 * sealed: nettrace-top reseals on every redraw after new methods) */
+	{
+		nt_reader *tr = NULL;
+		nt_symtab *sy = NULL;
+		const char *path = tu_data("traces/perfview/only_managed_samples.nettrace");
+		ok(nt_reader_open_file(&tr, path, NULL, &err) == 0 &&
+		   nt_symtab_new(&sy, 0, &err) == 0, "a trace with rundown, a symbol table");
+		const nt_event *ev;
+		enum { NIP = 64 };
+		uint64_t ips[NIP];
+		size_t nip = 0;
+		while (tr && sy && nt_reader_next(tr, &ev, &err) == 1) {
+			nt_symtab_add_event(sy, ev, nt_reader_header(tr)->pointer_size);
+			for (uint32_t k = 0; k < ev->stack_depth && nip < NIP; k++)
+				ips[nip++] = ev->stack[k];
+		}
+		ok(sy && nt_symtab_seal(sy, &err) == 0 && nt_symtab_methods(sy) > 0,
+		   "sealed: %zu methods", sy ? nt_symtab_methods(sy) : 0);
+		const char *first[NIP];
+		size_t named = 0;
+		for (size_t k = 0; k < nip; k++) {
+			first[k] = nt_symtab_name(sy, ips[k]);
+			named += strcmp(first[k], "?!?") != 0;
+		}
+		ok(named > 0, "%zu of %zu sampled addresses named", named, nip);
+		/* the same events again (every method is then defined twice), sealed twice */
+		nt_reader_free(tr);
+		tr = NULL;
+		ok(nt_reader_open_file(&tr, path, NULL, &err) == 0, "the trace again");
+		while (tr && nt_reader_next(tr, &ev, &err) == 1)
+			nt_symtab_add_event(sy, ev, nt_reader_header(tr)->pointer_size);
+		ok(nt_symtab_seal(sy, &err) == 0 && nt_symtab_seal(sy, &err) == 0, "sealed again");
+		size_t same_ptr = 0, same_text = 0;
+		for (size_t k = 0; k < nip; k++) {
+			const char *again = nt_symtab_name(sy, ips[k]);
+			same_text += strcmp(again, first[k]) == 0;
+			same_ptr += again == first[k];
+		}
+		is_u64(same_text, nip, "every address has the name it had (names kept valid)");
+		is_u64(same_ptr, nip, "and the very same string: one copy per name");
+		nt_reader_free(tr);
+		nt_symtab_free(sy);
+	}
+
+	/* 9. the version is configure's */
 	is_str(nt_version(), PACKAGE_VERSION, "nt_version() is configure.ac's version");
 	return tap_done();
 }
