@@ -152,6 +152,8 @@ typedef struct nt_strpool {
 	size_t slotcap;
 } nt_strpool;
 void nt_strpool_free(nt_strpool *p);
+/* Forgets every text (their pointers die) but keeps memory for the next ones. */
+void nt_strpool_reset(nt_strpool *p);
 /* A copy of s[0..n) plus a NUL, not interned (s may hold NULs). */
 char *nt_strpool_dup(nt_strpool *p, const char *s, size_t n);
 /* The interned copy of s[0..n). */

@@ -30,6 +30,23 @@ void nt_strpool_free(nt_strpool *p)
 	memset(p, 0, sizeof *p);
 }
 
+void nt_strpool_reset(nt_strpool *p)
+{
+	nt_strchunk *keep = p->chunks;
+	if (keep) {
+		for (nt_strchunk *c = keep->next; c;) {
+			nt_strchunk *n = c->next;
+			free(c);
+			c = n;
+		}
+		keep->next = NULL;
+		keep->used = 0;
+	}
+	p->n = 0;
+	if (p->slots)
+		memset(p->slots, 0, p->slotcap * sizeof *p->slots);
+}
+
 char *nt_strpool_dup(nt_strpool *p, const char *s, size_t n)
 {
 	nt_strchunk *c = p->chunks;

@@ -413,7 +413,8 @@ typedef struct nt_metadata_desc {
 } nt_metadata_desc;
 
 /* Defines an event type; *id gets its metadata id (1, 2, ...). d is copied. Fails with
- * NT_EINVAL (no provider, bad fields), NT_ENOMEM or the sink's error. */
+ * NT_EINVAL (no provider, bad fields), NT_ELIMIT (2^31-1 records), NT_ENOMEM or the
+ * sink's error. */
 NT_API int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id,
 				  nt_error *err);
 
