@@ -25,8 +25,6 @@ MINW=
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 . "$TOP/bench/lib-build.sh"
-die() { printf 'bench-flame.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*" >&2; }
 while getopts n:s:m:h opt; do
 	case $opt in
 	n) N=$OPTARG ;;
@@ -36,32 +34,16 @@ while getopts n:s:m:h opt; do
 	*) echo "Try 'bench/bench-flame.sh -h'." >&2; exit 1 ;;
 	esac
 done
-case $N in ''|*[!0-9]*|0) die "bad run count '$N'" ;; esac
-case $STACKS in ''|*[!0-9]*|0) die "bad stack count '$STACKS'" ;; esac
+bench_count "$N" "run count"
+bench_count "$STACKS" "stack count"
 mkdir -p "$BUILD" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building nettrace-flame (optimised: $CC $BENCH_CFLAGS)"
-printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-# the header locations configure probes (Debian puts libdwarf's under libdwarf/)
-for h in libdwarf/libdwarf.h libdwarf.h zlib.h sqlite3.h; do
-	[ -f "/usr/include/$h" ] &&
-		echo "#define HAVE_$(echo "$h" | tr 'a-z/.' 'A-Z__') 1" >>"$BUILD/config.h"
-done
-bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
-CPPFLAGS="-I$BUILD -I$BUILD/libtrace -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
-rm -f "$BUILD"/*.o
-for src in "$TOP"/libtrace/*.c "$TOP/tools/common.c" "$TOP/tools/nettrace-flame.c"; do
-	obj=$BUILD/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
-		say "warning: $(basename "$src") does not build (see $obj.log)"
-done
-LIBS=$(bench_libs "$BUILD")
+bench_lib "$BUILD" export-svg || die "cannot build the library"
+bench_link "$BUILD" nettrace-flame "$TOP/tools/nettrace-flame.c" "$TOP/tools/common.c" ||
+	die "nettrace-flame"
 FLAME=$BUILD/nettrace-flame
-# shellcheck disable=SC2086
-$CC $BENCH_CFLAGS "$BUILD"/*.o $LIBS -o "$FLAME" 2>"$BUILD/link.log" ||
-	die "cannot link nettrace-flame (see $BUILD/link.log)"
 
 # ------------------------------------------------------------------ input
 IN=$OUT/stacks-$STACKS.folded

@@ -33,8 +33,6 @@ LEVEL=6
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 . "$TOP/bench/lib-build.sh"
-die() { printf 'bench-gzip.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*" >&2; }
 while getopts n:s:f:l:h opt; do
 	case $opt in
 	n) N=$OPTARG ;;
@@ -45,7 +43,7 @@ while getopts n:s:f:l:h opt; do
 	*) echo "Try 'bench/bench-gzip.sh -h'." >&2; exit 1 ;;
 	esac
 done
-case $N in ''|*[!0-9]*|0) die "bad run count '$N'" ;; esac
+bench_count "$N" "run count"
 case $FORMAT in 5|6) ;; *) die "bad format '$FORMAT' (5 or 6)" ;; esac
 case $LEVEL in [1-9]) ;; *) die "bad gzip level '$LEVEL' (1 to 9)" ;; esac
 command -v gzip >/dev/null 2>&1 || die "gzip is not installed"
@@ -54,27 +52,10 @@ mkdir -p "$BUILD" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building nettrace-info, gen-trace, runstat (optimised: $CC $BENCH_CFLAGS)"
-printf '#define _GNU_SOURCE 1\n' >"$BUILD/config.h"
-bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
-CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace -I$TOP/tools"
-rm -f "$BUILD"/*.o "$BUILD/libnt.a"
-for src in "$TOP"/libtrace/*.c; do
-	obj=$BUILD/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
-		say "warning: $(basename "$src") does not build (see $obj.log)"
-done
-ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
-LIBS=$(bench_libs "$BUILD")
-link() { # link NAME SOURCES...
-	name=$1; shift
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$@" "$BUILD/libnt.a" $LIBS -o "$BUILD/$name" \
-		2>"$BUILD/$name.log" || die "cannot build $name (see $BUILD/$name.log)"
-}
-link nettrace-info "$TOP/tools/nettrace-info.c" "$TOP/tools/common.c"
-link gen-trace "$TOP/bench/gen-trace.c"
-link runstat "$TOP/bench/runstat.c"
+bench_lib "$BUILD" reader || die "cannot build the library"
+bench_link "$BUILD" nettrace-info "$TOP/tools/nettrace-info.c" "$TOP/tools/common.c" || die "nettrace-info"
+bench_link "$BUILD" gen-trace "$TOP/bench/gen-trace.c" || die "gen-trace"
+bench_link "$BUILD" runstat "$TOP/bench/runstat.c" || die "runstat"
 INFO=$BUILD/nettrace-info
 
 # ------------------------------------------------------------------ inputs

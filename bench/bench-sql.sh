@@ -39,8 +39,6 @@ CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 
 . "$TOP/bench/lib-build.sh"
-die() { printf 'bench-sql.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*" >&2; }
 
 while getopts n:s:kh opt; do
 	case $opt in
@@ -51,7 +49,7 @@ while getopts n:s:kh opt; do
 	*) echo "Try 'bench/bench-sql.sh -h'." >&2; exit 1 ;;
 	esac
 done
-case $N in ''|*[!0-9]*|0) die "bad run count '$N'" ;; esac
+bench_count "$N" "run count"
 mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build

@@ -29,7 +29,7 @@
 # Times are of the whole process (start, read the addresses, resolve, print to /dev/null),
 # measured by bench-symbolize --time (wait4): wall and CPU (user + sys); on a busy machine
 # compare the CPU ratios. Everything goes to bench/out/symbolize/ (gitignored). Environment:
-# CC (default cc), BENCH_CFLAGS (default -O2 -g), DWARF_LIBS (default -ldwarf -lelf -lz).
+# CC (default cc), BENCH_CFLAGS (default -O2 -g).
 # Goal (issue): >= 5x faster than the fastest of eu-addr2line and llvm-symbolizer.
 set -u
 
@@ -44,11 +44,8 @@ ELF=
 JOBS=$(nproc 2>/dev/null || echo 2)
 CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
-DWARF_LIBS=${DWARF_LIBS:--ldwarf -lelf -lz}
 
 . "$TOP/bench/lib-build.sh"
-die() { printf 'bench/bench-symbolize.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*" >&2; }
 
 while getopts n:m:a:e:j:h opt; do
 	case $opt in
@@ -62,7 +59,7 @@ while getopts n:m:a:e:j:h opt; do
 	esac
 done
 for v in "$N" "$ADDRS" "$JOBS"; do
-	case $v in ''|*[!0-9]*|0) die "bad number '$v'" ;; esac
+	bench_count "$v" number
 done
 case $EU_N in ''|*[!0-9]*) die "bad number '$EU_N'" ;; esac
 command -v nm >/dev/null 2>&1 || die "nm (binutils) is needed"
@@ -72,22 +69,9 @@ mkdir -p "$BUILD" || die "cannot create $BUILD"
 # libtrace into one static archive, optimised (the project's own build may use sanitizers),
 # as bench/run.sh does; the driver needs only what sym-native.c uses.
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/symbolize/build"
-printf '#define _GNU_SOURCE 1\n#define HAVE_LIBDWARF_LIBDWARF_H 1\n' >"$BUILD/config.h"
-bench_gen_headers "$BUILD" || die "cannot generate the headers of Makefile.am"
-CPPFLAGS="-I$BUILD -I$TOP/libtrace/include -I$TOP/libtrace"
-rm -f "$BUILD"/*.o "$BUILD/libnt.a"
-for src in "$TOP"/libtrace/*.c; do
-	obj=$BUILD/$(basename "$src" .c).o
-	# shellcheck disable=SC2086
-	$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS -c "$src" -o "$obj" 2>"$obj.log" ||
-		say "warning: $(basename "$src") does not build (see $obj.log)"
-done
-ar rcs "$BUILD/libnt.a" "$BUILD"/*.o || die "cannot create libnt.a"
+bench_lib "$BUILD" sym-native || die "cannot build the library"
 SYM=$BUILD/bench-symbolize
-# shellcheck disable=SC2086
-$CC -std=c11 $BENCH_CFLAGS $CPPFLAGS "$TOP/bench/bench-symbolize.c" "$BUILD/libnt.a" \
-	$DWARF_LIBS $(bench_libs "$BUILD") -o "$SYM" 2>"$SYM.log" ||
-	die "cannot build bench-symbolize (see bench/out/symbolize/build/bench-symbolize.log)"
+bench_link "$BUILD" bench-symbolize "$TOP/bench/bench-symbolize.c" || die "bench-symbolize"
 
 # ------------------------------------------------------------------ the binary
 GEN_FILES=40

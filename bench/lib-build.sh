@@ -6,6 +6,17 @@
 # bench-sql.sh could not link, demangle.c needs libiberty). Needs TOP (the source tree)
 # and CC.
 
+# The scripts' messages: die TEXT (to stderr, prefixed with the script's name, exit 1) and
+# say TEXT (a "==> TEXT" progress line on stderr); the name is BENCH_NAME (set it before
+# sourcing, else the script's file name). bench_count VALUE WHAT dies unless VALUE is a
+# whole number > 0 ("bad WHAT 'VALUE'").
+: "${BENCH_NAME:=$(basename "$0")}"
+die() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
+say() { printf '==> %s\n' "$*" >&2; }
+bench_count() {
+	case $1 in ''|*[!0-9]*|0) die "bad $2 '$1'" ;; esac
+}
+
 # bench_gen_headers BUILD: every "libtrace/X.h: $(top_srcdir)/F" rule of Makefile.am, made
 # with the same sed script (a text file as C string literal lines) into BUILD/libtrace/X.h.
 bench_gen_headers() {

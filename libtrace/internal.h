@@ -134,6 +134,37 @@ void nt_idmap_free(nt_idmap *m);
 int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
 		  size_t n, size_t stride, size_t hash_off);
 
+/* The string pool (strpool.c): copies of texts that stay where they are until
+ * nt_strpool_free() (chunks never move), and interning: equal texts share one copy and
+ * get dense ids 0, 1, ... in order of first appearance (ents[id]). Zero-initialise it.
+ * Every function returns NULL / -1 when out of memory (or past 2^32-2 texts). */
+typedef struct nt_strchunk nt_strchunk;
+typedef struct nt_strent {
+	const char *s;  /* the copy, NUL-terminated */
+	size_t len;
+	uint64_t hash;  /* nt_strpool_hash() of it */
+} nt_strent;
+typedef struct nt_strpool {
+	nt_strchunk *chunks;
+	nt_strent *ents;  /* interned texts, by id */
+	size_t n, entcap;
+	uint32_t *slots;  /* open addressing over ents: id + 1, 0 empty */
+	size_t slotcap;
+} nt_strpool;
+void nt_strpool_free(nt_strpool *p);
+/* Forgets every text (their pointers die) but keeps memory for the next ones. */
+void nt_strpool_reset(nt_strpool *p);
+/* A copy of s[0..n) plus a NUL, not interned (s may hold NULs). */
+char *nt_strpool_dup(nt_strpool *p, const char *s, size_t n);
+/* The interned copy of s[0..n). */
+const char *nt_strpool_intern(nt_strpool *p, const char *s, size_t n);
+/* The hash the pool keys texts by, for callers that keep it (nt_strpool_intern_h). */
+uint64_t nt_strpool_hash(const char *s, size_t n);
+/* The id of s[0..n) (hash h), interning it first if new; or -1. */
+int64_t nt_strpool_intern_h(nt_strpool *p, const char *s, size_t n, uint64_t h);
+/* The id of s[0..n) (hash h) when it is interned, else -1. */
+int64_t nt_strpool_find(const nt_strpool *p, const char *s, size_t n, uint64_t h);
+
 /* A decoding thread (pipeline.c): nt_pipe_next() returns what nt_reader_next(r) would, in
  * the same order, as copies made on a second thread (valid until the next call). The
  * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the
@@ -265,6 +296,12 @@ int nt_text_cut_middle(const char *s, size_t n, size_t cols, int ascii, size_t *
 /* tree-print.c's time format: "4.512 s", "11.217 ms"... (NT_TREE_UNIT_AUTO) or the plain number
  * in a fixed unit. */
 void nt_tree_fmt_time(char *b, size_t n, double ns, int unit);
+/* The tree views' one reading of nt_tree_print_opts (tree-print.c; nt_tree_write_text,
+ * nt_tree_write_json, nt_tree_write_diff, nt_butterfly_write): copies opts (NULL:
+ * defaults) into *po, turns unit 0 into NT_TREE_UNIT_AUTO and checks unit and
+ * min_percent. Returns 0 or NT_EINVAL with err set. */
+int nt_tree_print_opts_load(nt_tree_print_opts *po, const nt_tree_print_opts *opts,
+			    nt_error *err);
 
 /* The samples of a profile read with nt_profile_opts.sequence, in reading order
  * (profile.c): group index (nt_sample_group.group), ns since the session start, and the

@@ -36,6 +36,7 @@ struct nt_select {
 int nt_select_new(nt_select **out, nt_error *err)
 {
 	nt_error_clear(err);
+	*out = NULL;
 	nt_select *s = calloc(1, sizeof *s);
 	if (!s)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
@@ -233,12 +234,6 @@ int nt_select_add(nt_select *s, int kind, const char *spec, nt_error *err)
 
 /* ------------------------------------------------------------------ the cache */
 
-typedef struct selstr {
-	char *s;
-	size_t n;
-	uint64_t h;
-} selstr;
-
 struct nt_selcache {
 	const nt_select *s;
 	uint8_t *state;      /* per key: 0 not seen, 1 kept, 2 dropped */
@@ -248,10 +243,7 @@ struct nt_selcache {
 	const char **frames;
 	uint32_t *src;
 	size_t nf, fcap, srccap;
-	selstr *strs;        /* names made here, interned */
-	size_t nstr, strcap;
-	uint32_t *ht;        /* open addressing: index + 1 */
-	size_t htcap;
+	nt_strpool strs;     /* names made here, interned */
 	/* scratch for one stack, root first */
 	const char **tf;
 	uint32_t *ts;
@@ -260,38 +252,10 @@ struct nt_selcache {
 	size_t bcap;
 };
 
-static uint64_t hash_str(const char *s, size_t n)
-{
-	return nt_fnv1a(NT_FNV1A_BASIS, s, n);
-}
-
 /* The interned copy of s[0..n). */
 static const char *intern(nt_selcache *c, const char *s, size_t n)
 {
-	uint64_t h = hash_str(s, n);
-	if ((c->nstr + 1) * 2 > c->htcap) {
-		if (nt_slots_grow(&c->ht, &c->htcap, 256, c->strs, c->nstr, sizeof *c->strs,
-				  offsetof(selstr, h)))
-			return NULL;
-	}
-	size_t k = (size_t)h & (c->htcap - 1);
-	while (c->ht[k]) {
-		const selstr *e = &c->strs[c->ht[k] - 1];
-		if (e->h == h && e->n == n && memcmp(e->s, s, n) == 0)
-			return e->s;
-		k = (k + 1) & (c->htcap - 1);
-	}
-	if (c->nstr >= UINT32_MAX - 1 ||
-	    nt_grow((void **)&c->strs, &c->strcap, c->nstr + 1, sizeof *c->strs))
-		return NULL;
-	char *cp = malloc(n + 1);
-	if (!cp)
-		return NULL;
-	memcpy(cp, s, n);
-	cp[n] = '\0';
-	c->strs[c->nstr] = (selstr){cp, n, h};
-	c->ht[k] = (uint32_t)++c->nstr;
-	return cp;
+	return nt_strpool_intern(&c->strs, s, n);
 }
 
 int nt_selcache_new(nt_selcache **out, const nt_select *s)
@@ -313,10 +277,7 @@ void nt_selcache_free(nt_selcache *c)
 	free(c->off);
 	free(c->frames);
 	free(c->src);
-	for (size_t i = 0; i < c->nstr; i++)
-		free(c->strs[i].s);
-	free(c->strs);
-	free(c->ht);
+	nt_strpool_free(&c->strs);
 	free(c->tf);
 	free(c->ts);
 	free(c->buf);

@@ -157,80 +157,32 @@ static const char SCHEMA_SQL[] =
 
 /* ------------------------------------------------------------------ interning */
 
-static uint64_t khash(const void *k, size_t n)
-{
-	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, k, n));
-}
-
 static void kmap_free(kmap *m)
 {
-	free(m->s);
-	free(m->keys);
+	nt_strpool_free(&m->keys);
+	free(m->val);
 	memset(m, 0, sizeof *m);
-}
-
-static kslot *kmap_slot(const kmap *m, const void *k, size_t n, uint64_t h)
-{
-	size_t i = (size_t)h & (m->cap - 1);
-	for (;;) {
-		kslot *s = &m->s[i];
-		if (!s->used || (s->h == h && s->len == n && memcmp(m->keys + s->off, k, n) == 0))
-			return s;
-		i = (i + 1) & (m->cap - 1);
-	}
 }
 
 /* 1 and *val when k is present, else 0. */
 static int kmap_get(const kmap *m, const void *k, size_t n, int64_t *val)
 {
-	if (!m->cap)
+	int64_t id = nt_strpool_find(&m->keys, k, n, nt_strpool_hash(k, n));
+	if (id < 0)
 		return 0;
-	kslot *s = kmap_slot(m, k, n, khash(k, n));
-	if (!s->used)
-		return 0;
-	*val = s->val;
+	*val = m->val[id];
 	return 1;
 }
 
 /* Inserts or replaces k -> val. Returns 0 or -1 when out of memory. */
 static int kmap_put(kmap *m, const void *k, size_t n, int64_t val)
 {
-	if (n > UINT32_MAX)
+	if (nt_grow((void **)&m->val, &m->valcap, m->keys.n + 1, sizeof *m->val))
 		return -1;
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		kslot *ns = calloc(ncap, sizeof *ns);
-		if (!ns)
-			return -1;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->s[i].used)
-				continue;
-			size_t j = (size_t)m->s[i].h & (ncap - 1);
-			while (ns[j].used)
-				j = (j + 1) & (ncap - 1);
-			ns[j] = m->s[i];
-		}
-		free(m->s);
-		m->s = ns;
-		m->cap = ncap;
-	}
-	uint64_t h = khash(k, n);
-	kslot *s = kmap_slot(m, k, n, h);
-	if (s->used) {
-		s->val = val;
-		return 0;
-	}
-	if (n > SIZE_MAX - m->klen || nt_grow((void **)&m->keys, &m->kcap, m->klen + n + 1, 1))
+	int64_t id = nt_strpool_intern_h(&m->keys, k, n, nt_strpool_hash(k, n));
+	if (id < 0)
 		return -1;
-	if (n)
-		memcpy(m->keys + m->klen, k, n);
-	s->h = h;
-	s->off = m->klen;
-	s->len = (uint32_t)n;
-	s->used = 1;
-	s->val = val;
-	m->klen += n;
-	m->n++;
+	m->val[id] = val;
 	return 0;
 }
 

@@ -17,20 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A hash map from byte strings to int64 values (keys copied into one buffer). */
-typedef struct kslot {
-	uint64_t h;
-	size_t off;    /* key bytes at keys + off */
-	uint32_t len;
-	uint32_t used;
-	int64_t val;
-} kslot;
-
+/* A hash map from byte strings to int64 values: the keys interned in a string pool,
+ * val[id] the value of the key of pool id. */
 typedef struct kmap {
-	kslot *s;
-	size_t cap, n;  /* cap: power of two or 0 */
-	uint8_t *keys;
-	size_t klen, kcap;
+	nt_strpool keys;
+	int64_t *val;
+	size_t valcap;
 } kmap;
 
 typedef struct sthread {

@@ -157,8 +157,50 @@ static int form_size(const dread *r, uint32_t form)
 	}
 }
 
+/* The class of a form's value (CL_OTHER: read and skipped, never used). */
+static int form_class(uint32_t form)
+{
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_data1:
+	case DW_FORM_flag:
+	case DW_FORM_data2:
+	case DW_FORM_data4:
+	case DW_FORM_data8:
+	case DW_FORM_udata: return CL_CONST;
+	case DW_FORM_implicit_const:
+	case DW_FORM_sdata: return CL_SCONST;
+	case DW_FORM_ref1:
+	case DW_FORM_ref2:
+	case DW_FORM_ref4:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_udata: return CL_REF;
+	case DW_FORM_ref_addr: return CL_REFADDR;
+	case DW_FORM_addr: return CL_ADDR;
+	case DW_FORM_addrx1:
+	case DW_FORM_addrx2:
+	case DW_FORM_addrx3:
+	case DW_FORM_addrx4:
+	case DW_FORM_addrx:
+	case NN_FORM_GNU_ADDR_INDEX: return CL_ADDRX;
+	case DW_FORM_strp: return CL_STRP;
+	case DW_FORM_line_strp: return CL_LINESTRP;
+	case DW_FORM_strx1:
+	case DW_FORM_strx2:
+	case DW_FORM_strx3:
+	case DW_FORM_strx4:
+	case DW_FORM_strx:
+	case NN_FORM_GNU_STR_INDEX: return CL_STRX;
+	case DW_FORM_string: return CL_STRING;
+	case DW_FORM_sec_offset: return CL_SECOFF;
+	case DW_FORM_rnglistx: return CL_RNGLISTX;
+	default: return CL_OTHER;
+	}
+}
+
 /* Reads one attribute value: *cls and *v (for CL_STRING, the offset of the string in
- * .debug_info). Returns 0, or 1 when the bytes or the form are not what we can read. */
+ * .debug_info). Returns 0, or 1 when the bytes or the form are not what we can read.
+ * Sizes are form_size()'s; the forms whose size it leaves variable are read here. */
 static int read_form(const dread *r, nt_cursor *c, uint32_t form, int64_t implicit, int *cls,
 		     uint64_t *v)
 {
@@ -169,11 +211,6 @@ static int read_form(const dread *r, nt_cursor *c, uint32_t form, int64_t implic
 	switch (form) {
 	case DW_FORM_flag_present: *cls = CL_CONST; *v = 1; return 0;
 	case DW_FORM_implicit_const: *cls = CL_SCONST; *v = (uint64_t)implicit; return 0;
-	case DW_FORM_data1: case DW_FORM_flag: *cls = CL_CONST; return cur_uN(c, 1, v) ? 1 : 0;
-	case DW_FORM_data2: *cls = CL_CONST; return cur_uN(c, 2, v) ? 1 : 0;
-	case DW_FORM_data4: *cls = CL_CONST; return cur_uN(c, 4, v) ? 1 : 0;
-	case DW_FORM_data8: *cls = CL_CONST; return cur_uN(c, 8, v) ? 1 : 0;
-	case DW_FORM_udata: *cls = CL_CONST; return cur_uleb(c, v) ? 1 : 0;
 	case DW_FORM_sdata: {
 		int64_t sv;
 		*cls = CL_SCONST;
@@ -182,29 +219,6 @@ static int read_form(const dread *r, nt_cursor *c, uint32_t form, int64_t implic
 		*v = (uint64_t)sv;
 		return 0;
 	}
-	case DW_FORM_ref1: *cls = CL_REF; return cur_uN(c, 1, v) ? 1 : 0;
-	case DW_FORM_ref2: *cls = CL_REF; return cur_uN(c, 2, v) ? 1 : 0;
-	case DW_FORM_ref4: *cls = CL_REF; return cur_uN(c, 4, v) ? 1 : 0;
-	case DW_FORM_ref8: *cls = CL_REF; return cur_uN(c, 8, v) ? 1 : 0;
-	case DW_FORM_ref_udata: *cls = CL_REF; return cur_uleb(c, v) ? 1 : 0;
-	case DW_FORM_ref_addr:
-		*cls = CL_REFADDR;
-		return cur_uN(c, r->version <= 2 ? r->addr_size : r->off_size, v) ? 1 : 0;
-	case DW_FORM_addr: *cls = CL_ADDR; return cur_uN(c, r->addr_size, v) ? 1 : 0;
-	case DW_FORM_addrx1: *cls = CL_ADDRX; return cur_uN(c, 1, v) ? 1 : 0;
-	case DW_FORM_addrx2: *cls = CL_ADDRX; return cur_uN(c, 2, v) ? 1 : 0;
-	case DW_FORM_addrx3: *cls = CL_ADDRX; return cur_uN(c, 3, v) ? 1 : 0;
-	case DW_FORM_addrx4: *cls = CL_ADDRX; return cur_uN(c, 4, v) ? 1 : 0;
-	case DW_FORM_addrx:
-	case NN_FORM_GNU_ADDR_INDEX: *cls = CL_ADDRX; return cur_uleb(c, v) ? 1 : 0;
-	case DW_FORM_strp: *cls = CL_STRP; return cur_uN(c, r->off_size, v) ? 1 : 0;
-	case DW_FORM_line_strp: *cls = CL_LINESTRP; return cur_uN(c, r->off_size, v) ? 1 : 0;
-	case DW_FORM_strx1: *cls = CL_STRX; return cur_uN(c, 1, v) ? 1 : 0;
-	case DW_FORM_strx2: *cls = CL_STRX; return cur_uN(c, 2, v) ? 1 : 0;
-	case DW_FORM_strx3: *cls = CL_STRX; return cur_uN(c, 3, v) ? 1 : 0;
-	case DW_FORM_strx4: *cls = CL_STRX; return cur_uN(c, 4, v) ? 1 : 0;
-	case DW_FORM_strx:
-	case NN_FORM_GNU_STR_INDEX: *cls = CL_STRX; return cur_uleb(c, v) ? 1 : 0;
 	case DW_FORM_string: {
 		size_t left = nt_cur_left(c);
 		const uint8_t *z = memchr(c->p + c->pos, 0, left);
@@ -215,36 +229,29 @@ static int read_form(const dread *r, nt_cursor *c, uint32_t form, int64_t implic
 		c->pos += (size_t)(z - (c->p + c->pos)) + 1;
 		return 0;
 	}
-	case DW_FORM_sec_offset: *cls = CL_SECOFF; return cur_uN(c, r->off_size, v) ? 1 : 0;
-	case DW_FORM_rnglistx: *cls = CL_RNGLISTX; return cur_uleb(c, v) ? 1 : 0;
-	case DW_FORM_loclistx: return cur_uleb(c, v) ? 1 : 0;
-	case DW_FORM_strp_sup:
-	case NN_FORM_GNU_REF_ALT:
-	case NN_FORM_GNU_STRP_ALT: return cur_uN(c, r->off_size, v) ? 1 : 0;
-	case DW_FORM_ref_sup4: return nt_cur_skip(c, 4) ? 1 : 0;
-	case DW_FORM_ref_sup8:
-	case DW_FORM_ref_sig8: return nt_cur_skip(c, 8) ? 1 : 0;
-	case DW_FORM_data16: return nt_cur_skip(c, 16) ? 1 : 0;
 	case DW_FORM_block1:
-		if (cur_uN(c, 1, &n))
-			return 1;
-		return nt_cur_bytes(c, (size_t)n, &b) ? 1 : 0;
 	case DW_FORM_block2:
-		if (cur_uN(c, 2, &n))
-			return 1;
-		return nt_cur_bytes(c, (size_t)n, &b) ? 1 : 0;
 	case DW_FORM_block4:
-		if (cur_uN(c, 4, &n))
-			return 1;
-		return n > nt_cur_left(c) || nt_cur_bytes(c, (size_t)n, &b) ? 1 : 0;
 	case DW_FORM_block:
 	case DW_FORM_exprloc:
-		if (cur_uleb(c, &n))
+		if (form == DW_FORM_block || form == DW_FORM_exprloc ? cur_uleb(c, &n)
+		    : cur_uN(c, form == DW_FORM_block1 ? 1 : form == DW_FORM_block2 ? 2 : 4, &n))
 			return 1;
 		return n > nt_cur_left(c) || nt_cur_bytes(c, (size_t)n, &b) ? 1 : 0;
+	case DW_FORM_indirect:
+		return 1; /* unsupported */
 	default:
-		return 1; /* DW_FORM_indirect and unknown forms: unsupported */
+		break;
 	}
+	int sz = form_size(r, form);
+	if (sz == -2)
+		return 1; /* unknown form */
+	*cls = form_class(form);
+	if (sz == -1) /* the variable forms left: ULEB128 values */
+		return cur_uleb(c, v) ? 1 : 0;
+	if (sz > 8)
+		return nt_cur_skip(c, (size_t)sz) ? 1 : 0;
+	return cur_uN(c, (unsigned)sz, v) ? 1 : 0;
 }
 
 /* A string of class cls at v, or NULL (unknown class, or not NUL-terminated in its section). */

@@ -46,55 +46,10 @@ static uint64_t str_hash(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
-static int strs_rehash(nt_native *nn)
-{
-	size_t ncap = nn->strcap ? nn->strcap * 2 : 1024;
-	const char **s = calloc(ncap, sizeof *s);
-	uint64_t *h = calloc(ncap, sizeof *h);
-	if (!s || !h) {
-		free(s);
-		free(h);
-		return -1;
-	}
-	for (size_t i = 0; i < nn->strcap; i++) {
-		if (!nn->strs[i])
-			continue;
-		size_t k = (size_t)nn->strh[i] & (ncap - 1);
-		while (s[k])
-			k = (k + 1) & (ncap - 1);
-		s[k] = nn->strs[i];
-		h[k] = nn->strh[i];
-	}
-	free(nn->strs);
-	free(nn->strh);
-	nn->strs = s;
-	nn->strh = h;
-	nn->strcap = ncap;
-	return 0;
-}
-
 /* The interned copy of s[0..len) (valid until nt_native_free()), NULL when out of memory. */
 static const char *intern_n(nt_native *nn, const char *s, size_t len)
 {
-	if ((nn->nstrs + 1) * 2 > nn->strcap && strs_rehash(nn))
-		return NULL;
-	uint64_t h = str_hash(s, len);
-	size_t k = (size_t)h & (nn->strcap - 1);
-	while (nn->strs[k]) {
-		if (nn->strh[k] == h && strncmp(nn->strs[k], s, len) == 0 &&
-		    nn->strs[k][len] == '\0')
-			return nn->strs[k];
-		k = (k + 1) & (nn->strcap - 1);
-	}
-	char *c = arena_alloc(nn, len + 1);
-	if (!c)
-		return NULL;
-	memcpy(c, s, len);
-	c[len] = '\0';
-	nn->strs[k] = c;
-	nn->strh[k] = h;
-	nn->nstrs++;
-	return c;
+	return nt_strpool_intern(&nn->strs, s, len);
 }
 
 const char *nn_intern(nt_native *nn, const char *s)
@@ -576,8 +531,7 @@ void nt_native_free(nt_native *nn)
 		nn->arena = c->next;
 		free(c);
 	}
-	free(nn->strs);
-	free(nn->strh);
+	nt_strpool_free(&nn->strs);
 	free(nn->tmp);
 	free(nn->fv);
 	free(nn->ivs);

@@ -206,10 +206,7 @@ struct nt_native {
 	char *root;           /* prefix of module paths, "" if none */
 	char *debug_dir;      /* "" = no separate debug files */
 	nn_chunk *arena;
-	/* interned strings: open addressing, power-of-two capacity */
-	const char **strs;
-	uint64_t *strh;
-	size_t nstrs, strcap;
+	nt_strpool strs;       /* interned strings: names, paths, files */
 	nn_module *mods;      /* insertion order */
 	size_t nmods, modcap;
 	nt_idmap modmap;      /* hash of a mapping -> its index in mods (duplicates) */

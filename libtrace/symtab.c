@@ -33,8 +33,9 @@ struct nt_symtab {
 	uint64_t *maxend;    /* maxend[i] = max(end[0..i]) after sealing */
 	module *mod;
 	size_t nmod, modcap;
-	char **names;        /* frame strings owned by the table */
-	size_t nnames, namescap;
+	nt_strpool names;    /* frame strings, interned: sealing again reuses them */
+	char *scratch;       /* one frame string being built */
+	size_t scratchcap;
 	uint64_t next_rt, next_rd; /* precedence counters: runtime < rundown */
 	int sealed;
 };
@@ -44,6 +45,7 @@ struct nt_symtab {
 int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err)
 {
 	nt_error_clear(err);
+	*out = NULL;
 	nt_symtab *st = calloc(1, sizeof *st);
 	if (!st)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate symbol table");
@@ -61,12 +63,11 @@ void nt_symtab_free(nt_symtab *st)
 		free(st->m[i].text);
 	for (size_t i = 0; i < st->nmod; i++)
 		free(st->mod[i].name);
-	for (size_t i = 0; i < st->nnames; i++)
-		free(st->names[i]);
+	nt_strpool_free(&st->names);
+	free(st->scratch);
 	free(st->m);
 	free(st->maxend);
 	free(st->mod);
-	free(st->names);
 	free(st);
 }
 
@@ -250,19 +251,22 @@ int nt_symtab_seal(nt_symtab *st, nt_error *err)
 			mx = st->m[i].end;
 		st->maxend[i] = mx;
 	}
-	/* Frame strings "Module!Text" (modules are sorted out once here, not per lookup). */
+	/* Frame strings "Module!Text" (modules are sorted out once here, not per lookup),
+	 * interned: a table sealed again after more events (nettrace-top reseals on every
+	 * redraw that follows new methods) keeps one copy of each name, and names returned
+	 * before stay valid. */
 	for (size_t i = 0; i < st->n; i++) {
 		const char *mod = module_name(st, st->m[i].module_id);
 		size_t lm = mod ? strlen(mod) : 1, lt = strlen(st->m[i].text);
-		char *f = malloc(lm + 1 + lt + 1);
-		if (!f || nt_grow((void **)&st->names, &st->namescap, st->nnames + 1, sizeof(char *))) {
-			free(f);
-			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate frame names");
+		const char *f = NULL;
+		if (!nt_grow((void **)&st->scratch, &st->scratchcap, lm + 1 + lt, 1)) {
+			memcpy(st->scratch, mod ? mod : "?", lm);
+			st->scratch[lm] = '!';
+			memcpy(st->scratch + lm + 1, st->m[i].text, lt);
+			f = nt_strpool_intern(&st->names, st->scratch, lm + 1 + lt);
 		}
-		memcpy(f, mod ? mod : "?", lm);
-		f[lm] = '!';
-		memcpy(f + lm + 1, st->m[i].text, lt + 1);
-		st->names[st->nnames++] = f;
+		if (!f)
+			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate frame names");
 		st->m[i].frame = f;
 	}
 	st->sealed = 1;

@@ -476,6 +476,22 @@ static void out_subsystems(nt_out *o, const tcols *c)
 	}
 }
 
+int nt_tree_print_opts_load(nt_tree_print_opts *po, const nt_tree_print_opts *opts,
+			    nt_error *err)
+{
+	int orc = nt_opts_load(po, sizeof *po, sizeof *po, opts, "tree print options", err);
+	if (orc)
+		return orc;
+	if (po->unit == NT_UNIT_DEFAULT)
+		po->unit = NT_TREE_UNIT_AUTO;
+	if (po->unit != NT_TREE_UNIT_AUTO && (po->unit < NT_UNIT_SAMPLES || po->unit > NT_UNIT_MS))
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown time unit %d", po->unit);
+	if (!(po->min_percent >= 0) || po->min_percent > 100)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "min_percent %g is not in 0..100",
+			       po->min_percent);
+	return 0;
+}
+
 int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const nt_sink *sink,
 		       nt_error *err)
 {
@@ -485,16 +501,9 @@ int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts, const n
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "nt_tree_write_text: NULL argument");
 	}
 	nt_tree_print_opts po;
-	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&po, opts, err);
 	if (orc)
 		return orc;
-	if (po.unit == NT_UNIT_DEFAULT)
-		po.unit = NT_TREE_UNIT_AUTO;
-	if (po.unit != NT_TREE_UNIT_AUTO && (po.unit < NT_UNIT_SAMPLES || po.unit > NT_UNIT_MS))
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "unknown time unit %d", po.unit);
-	if (!(po.min_percent >= 0) || po.min_percent > 100)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "min_percent %g is not in 0..100",
-			       po.min_percent);
 	if (po.when && !t->wb)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "the call tree has no time histograms "
 			       "(build it with nt_tree_opts.when_buckets)");

@@ -25,59 +25,7 @@
 
 /* ------------------------------------------------------------------ string pool */
 
-/* Names live in chunks that never move, so interned pointers stay valid. */
-typedef struct pchunk {
-	struct pchunk *next;
-	size_t used, cap;
-	char data[];
-} pchunk;
-
-#define POOL_CHUNK (64u * 1024u)
-
-static void pool_free(pchunk *c)
-{
-	while (c) {
-		pchunk *n = c->next;
-		free(c);
-		c = n;
-	}
-}
-
-/* Copies s[0..n) plus a NUL into the pool; NULL when out of memory. A string longer than a
- * chunk gets a chunk of its own, linked behind the current one so that the current chunk
- * keeps filling. */
-static char *pool_dup(pchunk **head, const char *s, size_t n)
-{
-	pchunk *c = *head;
-	if (n >= SIZE_MAX - sizeof(pchunk) - 1)
-		return NULL;
-	if (!c || c->cap - c->used < n + 1) {
-		size_t cap = n + 1 > POOL_CHUNK ? n + 1 : POOL_CHUNK;
-		pchunk *nc = malloc(sizeof(pchunk) + cap);
-		if (!nc)
-			return NULL;
-		nc->used = 0;
-		nc->cap = cap;
-		if (c && cap > POOL_CHUNK) {
-			nc->next = c->next;
-			c->next = nc;
-		} else {
-			nc->next = c;
-			*head = nc;
-		}
-		c = nc;
-	}
-	char *d = c->data + c->used;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	c->used += n + 1;
-	return d;
-}
-
-static uint64_t hash_text(const char *s, size_t n)
-{
-	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, s, n));
-}
+/* Names are interned in t->strs (nt_strpool): a name's pool id is its index in t->names. */
 
 static uint64_t hash_edge(uint32_t parent, uint32_t name)
 {
@@ -85,12 +33,6 @@ static uint64_t hash_edge(uint32_t parent, uint32_t name)
 }
 
 /* ------------------------------------------------------------------ names */
-
-static int rehash_names(nt_tree *t)
-{
-	return nt_slots_grow(&t->name_ht, &t->name_htcap, 1024, t->names, t->nnames,
-			     sizeof *t->names, offsetof(tname, hash));
-}
 
 /* Makes row `row` of a histogram array (wb counts per row) exist and zeroes it; nothing
  * without histograms. Returns 0 or -1 (no memory). */
@@ -107,44 +49,28 @@ static int when_row(nt_tree *t, uint64_t **arr, size_t *cap, size_t row)
 }
 
 /* Index of the name with text s[0..n), or -1 when absent. */
-static int64_t find_name(const nt_tree *t, const char *s, size_t n, uint64_t h)
+static int64_t find_name(const nt_tree *t, const char *s, size_t n)
 {
-	if (!t->name_htcap)
-		return -1;
-	size_t k = (size_t)h & (t->name_htcap - 1);
-	while (t->name_ht[k]) {
-		const tname *nm = &t->names[t->name_ht[k] - 1];
-		if (nm->hash == h && nm->len == n && memcmp(nm->f.name, s, n) == 0)
-			return t->name_ht[k] - 1;
-		k = (k + 1) & (t->name_htcap - 1);
-	}
-	return -1;
+	return nt_strpool_find(&t->strs, s, n, nt_strpool_hash(s, n));
 }
 
 /* Interns s[0..n); returns its index or -1 when out of memory (or past the limit). */
 static int64_t intern(nt_tree *t, const char *s, size_t n)
 {
-	uint64_t h = hash_text(s, n);
-	int64_t i = find_name(t, s, n, h);
+	uint64_t h = nt_strpool_hash(s, n);
+	int64_t i = nt_strpool_find(&t->strs, s, n, h);
 	if (i >= 0)
 		return i;
-	if (t->nnames >= UINT32_MAX - 1 ||
-	    ((t->nnames + 1) * 2 > t->name_htcap && rehash_names(t)) ||
-	    nt_grow((void **)&t->names, &t->namecap, t->nnames + 1, sizeof(tname)) ||
+	if (nt_grow((void **)&t->names, &t->namecap, t->nnames + 1, sizeof(tname)) ||
 	    when_row(t, &t->fwhen, &t->fwhencap, t->nnames))
 		return -1;
-	char *d = pool_dup(&t->pool, s, n);
-	if (!d)
+	i = nt_strpool_intern_h(&t->strs, s, n, h);
+	if (i < 0)
 		return -1;
+	NT_ASSERT((size_t)i == t->nnames);
 	tname *nm = &t->names[t->nnames];
 	memset(nm, 0, sizeof *nm);
-	nm->f.name = d;
-	nm->len = n;
-	nm->hash = h;
-	size_t k = (size_t)h & (t->name_htcap - 1);
-	while (t->name_ht[k])
-		k = (k + 1) & (t->name_htcap - 1);
-	t->name_ht[k] = (uint32_t)t->nnames + 1;
+	nm->f.name = t->strs.ents[i].s;
 	return (int64_t)t->nnames++;
 }
 
@@ -567,7 +493,6 @@ void nt_tree_free(nt_tree *t)
 		free(t->sess[i].name);
 	free(t->sess);
 	free(t->names);
-	free(t->name_ht);
 	free(t->nodes);
 	free(t->node_ht);
 	free(t->kids);
@@ -583,7 +508,7 @@ void nt_tree_free(nt_tree *t)
 	free(t->sub_by_total);
 	free(t->swhen);
 	free(t->wn);
-	pool_free(t->pool);
+	nt_strpool_free(&t->strs);
 	free(t);
 }
 
@@ -685,7 +610,7 @@ static int tree_setup(nt_tree *t, nt_profile *p, nt_error *err)
 			return TREE_NOMEM(err);
 		for (size_t i = 0; i < t->nsubs; i++) {
 			const char *nm = i ? nt_subsystems_name(subs, (int)i - 1) : "other";
-			t->subs[i].pub.name = pool_dup(&t->pool, nm, strlen(nm));
+			t->subs[i].pub.name = nt_strpool_dup(&t->strs, nm, strlen(nm));
 			if (!t->subs[i].pub.name)
 				return TREE_NOMEM(err);
 		}
@@ -792,7 +717,7 @@ const nt_tree_node *nt_tree_find(const nt_tree *t, const char *const *path, size
 		if (!path[i])
 			return NULL;
 		size_t len = strlen(path[i]);
-		int64_t nm = find_name(t, path[i], len, hash_text(path[i], len));
+		int64_t nm = find_name(t, path[i], len);
 		if (nm < 0 || !t->node_htcap)
 			return NULL;
 		size_t k = (size_t)hash_edge(cur, (uint32_t)nm) & (t->node_htcap - 1);

@@ -6,12 +6,8 @@
 
 #include "internal.h"
 
-typedef struct pchunk pchunk; /* tree.c's string pool */
-
 typedef struct tname {
 	nt_tree_func f;       /* flat statistics; f.name is the interned text */
-	size_t len;
-	uint64_t hash;
 	uint64_t mark;        /* last group (1-based) whose total was added to f */
 	int is_func;          /* used as a frame (thread roots are not functions) */
 } tname;
@@ -49,12 +45,10 @@ struct nt_tree {
 	nt_profile *prof;     /* while building: o.lines, thread labels */
 	char *linebuf;        /* o.lines: "NAME at FILE:LINE" */
 	size_t linecap;
-	pchunk *pool;
+	nt_strpool strs;      /* names (interned: id = index in names) and subsystem names */
 
 	tname *names;
 	size_t nnames, namecap;
-	uint32_t *name_ht;    /* name index + 1, open addressing */
-	size_t name_htcap;
 
 	tnode *nodes;         /* [0] is the root */
 	size_t nnodes, nodecap;

@@ -81,16 +81,13 @@ static const char *drop_module(const char *f)
 
 typedef struct bent {
 	nt_butterfly_entry pub;
-	size_t len;
-	uint64_t hash;
 	uint64_t mark;       /* last group (1-based) that counted it */
 } bent;
 
 typedef struct bside {
-	bent *e;
+	bent *e;             /* e[i] is the entry of the name of id i in names */
 	size_t n, cap;
-	uint32_t *ht;
-	size_t htcap;
+	nt_strpool names;    /* the entries' names, interned */
 	const nt_butterfly_entry **sorted;
 } bside;
 
@@ -101,8 +98,6 @@ struct nt_butterfly {
 	double all_ns;       /* the whole selection */
 	uint64_t all_samples;
 	bside side[2];
-	char **names;        /* copies of the entry names */
-	size_t nnames, namecap;
 	uint64_t groups;
 	int rc;
 	/* choosing the function: distinct frame names matching the regex */
@@ -113,50 +108,20 @@ struct nt_butterfly {
 	int exact;
 };
 
-static uint64_t hash_name(const char *s, size_t n)
-{
-	return nt_fnv1a(NT_FNV1A_BASIS, s, n);
-}
-
-static bent *side_get(nt_butterfly *b, bside *sd, const char *name)
+static bent *side_get(bside *sd, const char *name)
 {
 	size_t n = strlen(name);
-	uint64_t h = hash_name(name, n);
-	if ((sd->n + 1) * 2 > sd->htcap) {
-		size_t ncap = sd->htcap ? sd->htcap * 2 : 64;
-		uint32_t *ht = calloc(ncap, sizeof *ht);
-		if (!ht)
-			return NULL;
-		for (size_t i = 0; i < sd->n; i++) {
-			size_t k = (size_t)sd->e[i].hash & (ncap - 1);
-			while (ht[k])
-				k = (k + 1) & (ncap - 1);
-			ht[k] = (uint32_t)i + 1;
-		}
-		free(sd->ht);
-		sd->ht = ht;
-		sd->htcap = ncap;
-	}
-	size_t k = (size_t)h & (sd->htcap - 1);
-	while (sd->ht[k]) {
-		bent *e = &sd->e[sd->ht[k] - 1];
-		if (e->hash == h && e->len == n && memcmp(e->pub.name, name, n) == 0)
-			return e;
-		k = (k + 1) & (sd->htcap - 1);
-	}
+	uint64_t h = nt_strpool_hash(name, n);
+	int64_t i = nt_strpool_find(&sd->names, name, n, h);
+	if (i >= 0)
+		return &sd->e[i];
 	if (nt_grow((void **)&sd->e, &sd->cap, sd->n + 1, sizeof *sd->e) ||
-	    nt_grow((void **)&b->names, &b->namecap, b->nnames + 1, sizeof *b->names))
+	    (i = nt_strpool_intern_h(&sd->names, name, n, h)) < 0)
 		return NULL;
-	char *cp = nt_strdup(name);
-	if (!cp)
-		return NULL;
-	b->names[b->nnames++] = cp;
-	bent *e = &sd->e[sd->n];
+	NT_ASSERT((size_t)i == sd->n);
+	bent *e = &sd->e[sd->n++];
 	memset(e, 0, sizeof *e);
-	e->pub.name = cp;
-	e->len = n;
-	e->hash = h;
-	sd->ht[k] = (uint32_t)++sd->n;
+	e->pub.name = sd->names.ents[i].s;
 	return e;
 }
 
@@ -229,12 +194,12 @@ static int bf_group(void *ctx, const nt_sample_group *g)
 			b->self.self_ns += g->weight_ns;
 		}
 		const char *caller = i + 1 < g->depth ? frame_at(b, g, i + 1) : "[no caller]";
-		bent *e = side_get(b, &b->side[NT_BUTTERFLY_CALLERS], caller);
+		bent *e = side_get(&b->side[NT_BUTTERFLY_CALLERS], caller);
 		if (!e)
 			goto nomem;
 		ent_add(e, b->groups, g, i == 0);
 		if (i > 0) {
-			e = side_get(b, &b->side[NT_BUTTERFLY_CALLEES], frame_at(b, g, i - 1));
+			e = side_get(&b->side[NT_BUTTERFLY_CALLEES], frame_at(b, g, i - 1));
 			if (!e)
 				goto nomem;
 			ent_add(e, b->groups, g, i == 1);
@@ -349,12 +314,9 @@ void nt_butterfly_free(nt_butterfly *b)
 		return;
 	for (int s = 0; s < 2; s++) {
 		free(b->side[s].e);
-		free(b->side[s].ht);
+		nt_strpool_free(&b->side[s].names);
 		free(b->side[s].sorted);
 	}
-	for (size_t i = 0; i < b->nnames; i++)
-		free(b->names[i]);
-	free(b->names);
 	for (size_t i = 0; i < b->ncand; i++)
 		free(b->cand[i]);
 	free(b->cand);
@@ -530,11 +492,9 @@ int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opt
 {
 	nt_error_clear(err);
 	nt_tree_print_opts pl;
-	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&pl, po, err);
 	if (orc)
 		return orc;
-	if (pl.unit == NT_UNIT_DEFAULT)
-		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	nt_out o;
 	nt_out_init(&o, sink);
@@ -640,11 +600,9 @@ int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_prin
 {
 	nt_error_clear(err);
 	nt_tree_print_opts pl;
-	int orc = nt_opts_load(&pl, sizeof pl, sizeof pl, po, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&pl, po, err);
 	if (orc)
 		return orc;
-	if (pl.unit == NT_UNIT_DEFAULT)
-		pl.unit = NT_TREE_UNIT_AUTO;
 	po = &pl;
 	size_t na, nb;
 	const nt_tree_func **fa = sorted_funcs(t, &na), **fb = sorted_funcs(base, &nb);
@@ -850,11 +808,9 @@ int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_
 {
 	nt_error_clear(err);
 	nt_tree_print_opts po;
-	int orc = nt_opts_load(&po, sizeof po, sizeof po, opts, "tree print options", err);
+	int orc = nt_tree_print_opts_load(&po, opts, err);
 	if (orc)
 		return orc;
-	if (po.unit == NT_UNIT_DEFAULT)
-		po.unit = NT_TREE_UNIT_AUTO;
 	nt_tree_when_info wi = NT_INIT(nt_tree_when_info);
 	uint32_t wb = nt_tree_when(t, &wi) ? wi.buckets : 0;
 	const nt_tree_node *root = nt_tree_root(t);

@@ -58,168 +58,6 @@ enum wr_kind {
 };
 
 /* ---------------------------------------------------------------------------------------
- * Hash tables: u64 -> u32 (thread lookups) and byte strings -> id (stack/label interning).
- * Open addressing, power-of-two sizes, load factor <= 1/2.
- * ------------------------------------------------------------------------------------- */
-
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
-{
-	return nt_mix64(nt_fnv1a(NT_FNV1A_BASIS, p, n) ^ n);
-}
-
-typedef struct u64map {
-	uint64_t *keys;
-	uint32_t *vals; /* value + 1; 0 marks an empty slot */
-	size_t cap;     /* slots, 0 or a power of two */
-	size_t n;       /* entries */
-} u64map;
-
-static int u64map_get(const u64map *m, uint64_t key, uint32_t *val)
-{
-	if (!m->cap)
-		return 0;
-	size_t mask = m->cap - 1;
-	for (size_t i = (size_t)nt_mix64(key) & mask;; i = (i + 1) & mask) {
-		if (!m->vals[i])
-			return 0;
-		if (m->keys[i] == key) {
-			*val = m->vals[i] - 1;
-			return 1;
-		}
-	}
-}
-
-static void u64map_insert_raw(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t key,
-			      uint32_t stored)
-{
-	size_t mask = cap - 1;
-	size_t i = (size_t)nt_mix64(key) & mask;
-	while (vals[i])
-		i = (i + 1) & mask;
-	keys[i] = key;
-	vals[i] = stored;
-}
-
-/* Adds key (which must be absent) -> val (< UINT32_MAX). Returns 0 or -1 (no memory). */
-static int u64map_put(u64map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		if (ncap > SIZE_MAX / sizeof(uint64_t))
-			return -1;
-		uint64_t *nk = malloc(ncap * sizeof *nk);
-		uint32_t *nv = calloc(ncap, sizeof *nv);
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i])
-				u64map_insert_raw(nk, nv, ncap, m->keys[i], m->vals[i]);
-		free(m->keys);
-		free(m->vals);
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = ncap;
-	}
-	u64map_insert_raw(m->keys, m->vals, m->cap, key, val + 1);
-	m->n++;
-	return 0;
-}
-
-static void u64map_free(u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
-}
-
-/* Interned byte strings; entry k has id k + 1. */
-typedef struct ientry {
-	size_t off;    /* into keys */
-	size_t len;
-	uint64_t hash;
-} ientry;
-
-typedef struct intern {
-	wbuf keys;       /* key bytes back to back */
-	ientry *e;
-	size_t n, ecap;
-	uint32_t *slots; /* entry index + 1; 0 = empty */
-	size_t nslots;   /* 0 or a power of two */
-} intern;
-
-/* Returns the id of key, or 0 if it is not interned. */
-static uint32_t intern_find(const intern *t, const uint8_t *key, size_t len, uint64_t hash)
-{
-	if (!t->nslots)
-		return 0;
-	size_t mask = t->nslots - 1;
-	for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
-		uint32_t s = t->slots[i];
-		if (!s)
-			return 0;
-		const ientry *e = &t->e[s - 1];
-		if (e->hash == hash && e->len == len &&
-		    (len == 0 || memcmp(t->keys.p + e->off, key, len) == 0))
-			return s;
-	}
-}
-
-/* Adds key (which must be absent); *id gets its id. Returns 0 or -1 (no memory). */
-static int intern_add(intern *t, const uint8_t *key, size_t len, uint64_t hash, uint32_t *id)
-{
-	if (t->n >= UINT32_MAX - 1)
-		return -1;
-	if ((t->n + 1) * 2 > t->nslots) {
-		size_t ns = t->nslots ? t->nslots * 2 : 64;
-		uint32_t *nsl = ns <= SIZE_MAX / sizeof *nsl ? calloc(ns, sizeof *nsl) : NULL;
-		if (!nsl)
-			return -1;
-		for (size_t k = 0; k < t->n; k++) {
-			size_t i = (size_t)t->e[k].hash & (ns - 1);
-			while (nsl[i])
-				i = (i + 1) & (ns - 1);
-			nsl[i] = (uint32_t)(k + 1);
-		}
-		free(t->slots);
-		t->slots = nsl;
-		t->nslots = ns;
-	}
-	if (nt_grow((void **)&t->e, &t->ecap, t->n + 1, sizeof *t->e))
-		return -1;
-	size_t off = t->keys.len;
-	if (wb_put(&t->keys, key, len))
-		return -1;
-	t->e[t->n] = (ientry){off, len, hash};
-	size_t mask = t->nslots - 1;
-	size_t i = (size_t)hash & mask;
-	while (t->slots[i])
-		i = (i + 1) & mask;
-	t->slots[i] = (uint32_t)(t->n + 1);
-	*id = (uint32_t)++t->n;
-	return 0;
-}
-
-/* Forgets every entry (a sequence point ends the region where ids are valid). */
-static void intern_reset(intern *t)
-{
-	t->keys.len = 0;
-	t->n = 0;
-	if (t->slots)
-		memset(t->slots, 0, t->nslots * sizeof *t->slots);
-}
-
-static void intern_free(intern *t)
-{
-	wb_free(&t->keys);
-	free(t->e);
-	free(t->slots);
-	memset(t, 0, sizeof *t);
-}
-
-/* ---------------------------------------------------------------------------------------
  * Writer state
  * ------------------------------------------------------------------------------------- */
 
@@ -314,14 +152,14 @@ struct nt_writer {
 	idblock stk;           /* StackBlock */
 	idblock lbl;           /* V6 LabelList block */
 	wbuf thr;              /* V6 Thread block rows */
-	intern stacks;         /* stacks of the current sequence-point region */
-	intern labels;         /* V6 label lists of the current region */
-	u64map v6idx;          /* V6: OS thread id -> thread index */
+	nt_strpool stacks;     /* stacks of the current sequence-point region (id = pool id + 1) */
+	nt_strpool labels;     /* V6 label lists of the current region */
+	nt_idmap v6idx;        /* V6: OS thread id -> thread index */
 	uint32_t v6next;       /* V6: last thread index given out */
 
 	wthread *threads;      /* capture threads in first-seen order */
 	size_t nthreads, threads_cap;
-	u64map thread_map;     /* OS thread id -> index in threads */
+	nt_idmap thread_map;   /* OS thread id -> index in threads */
 	size_t *active;        /* threads with queued events */
 	size_t nactive, active_cap;
 	wbuf queue;            /* qrec records */
@@ -724,14 +562,17 @@ static int emit_meta(nt_writer *w, uint32_t id, uint64_t thread, uint32_t proces
 
 /* Returns in *id the id of a stack or label list (key bytes) in the current region,
  * adding it to its pending block when new. */
-static int intern_id(nt_writer *w, intern *t, idblock *ib, enum wr_kind kind,
+static int intern_id(nt_writer *w, nt_strpool *t, idblock *ib, enum wr_kind kind,
 		     const uint8_t *key, size_t len, int size_prefix, uint32_t *id,
 		     nt_error *err)
 {
-	uint64_t h = hash_bytes(key, len);
-	*id = intern_find(t, key, len, h);
-	if (*id)
+	const char *k = (const char *)key;
+	uint64_t h = nt_strpool_hash(k, len);
+	int64_t found = nt_strpool_find(t, k, len, h);
+	if (found >= 0) {
+		*id = (uint32_t)found + 1;
 		return 0;
+	}
 	size_t need = len + (size_prefix ? 4 : 0);
 	if (ib->count && !fits(ib->b.len, need, w->block_size)) {
 		int rc = flush_idblock(w, ib, kind, err);
@@ -741,8 +582,10 @@ static int intern_id(nt_writer *w, intern *t, idblock *ib, enum wr_kind kind,
 	if (!fits(ib->b.len, need, w->hard_max))
 		return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
 					    "writer: %zu-byte stack does not fit a block", len));
-	if (intern_add(t, key, len, h, id))
+	int64_t added = nt_strpool_intern_h(t, k, len, h);
+	if (added < 0)
 		return wr_broken(w, wr_oom(err));
+	*id = (uint32_t)added + 1;
 	if (!ib->count)
 		ib->first_id = *id;
 	ib->count++;
@@ -757,13 +600,13 @@ static int intern_id(nt_writer *w, intern *t, idblock *ib, enum wr_kind kind,
 static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t pid, uint64_t *index,
 			   nt_error *err)
 {
-	uint32_t v;
+	size_t v;
 	if (!pid)
 		pid = w->hdr.process_id;
 	/* threads of the header's process are keyed by their id (the capture threads of the
 	 * sequence points are looked up so); machine-wide traces' others by (pid, tid) */
 	uint64_t key = pid == w->hdr.process_id ? os_tid : (pid << 32) | (os_tid & 0xffffffffu);
-	if (u64map_get(&w->v6idx, key, &v)) {
+	if (nt_idmap_get(&w->v6idx, key, &v)) {
 		*index = v;
 		return 0;
 	}
@@ -784,7 +627,7 @@ static int v6_thread_index(nt_writer *w, uint64_t os_tid, uint64_t pid, uint64_t
 		if (rc)
 			return rc;
 	}
-	if (wb_put(&w->thr, row, n) || u64map_put(&w->v6idx, key, idx))
+	if (wb_put(&w->thr, row, n) || nt_idmap_put(&w->v6idx, key, idx))
 		return wr_broken(w, wr_oom(err));
 	w->v6next = idx;
 	*index = idx;
@@ -929,9 +772,9 @@ static int write_sp(nt_writer *w, nt_error *err)
 	for (size_t i = 0; i < w->nthreads && !bad; i++) {
 		const wthread *t = &w->threads[i];
 		if (w->v6) {
-			uint32_t idx = 0;
+			size_t idx = 0;
 			/* every capture thread was flushed, so it has an index */
-			if (!u64map_get(&w->v6idx, t->id, &idx))
+			if (!nt_idmap_get(&w->v6idx, t->id, &idx))
 				return wr_broken(w, nt_fail(err, NT_EINTERNAL, NT_NO_OFFSET,
 							    "writer: capture thread %" PRIu64
 							    " has no V6 index",
@@ -953,8 +796,8 @@ static int write_sp(nt_writer *w, nt_error *err)
 		return rc;
 	w->last_sp_ts = ts;
 	w->sp_bytes = 0;
-	intern_reset(&w->stacks);
-	intern_reset(&w->labels);
+	nt_strpool_reset(&w->stacks);
+	nt_strpool_reset(&w->labels);
 	return 0;
 }
 
@@ -1165,8 +1008,8 @@ int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id, nt
  * (or created, if create is set), 0 when absent, -1 when out of memory. */
 static int find_thread(nt_writer *w, uint64_t os_id, int create, size_t *idx)
 {
-	uint32_t v;
-	if (u64map_get(&w->thread_map, os_id, &v)) {
+	size_t v;
+	if (nt_idmap_get(&w->thread_map, os_id, &v)) {
 		*idx = v;
 		return 1;
 	}
@@ -1174,7 +1017,7 @@ static int find_thread(nt_writer *w, uint64_t os_id, int create, size_t *idx)
 		return 0;
 	if (w->nthreads >= UINT32_MAX - 1 ||
 	    nt_grow((void **)&w->threads, &w->threads_cap, w->nthreads + 1, sizeof *w->threads) ||
-	    u64map_put(&w->thread_map, os_id, (uint32_t)w->nthreads))
+	    nt_idmap_put(&w->thread_map, os_id, w->nthreads))
 		return -1;
 	memset(&w->threads[w->nthreads], 0, sizeof *w->threads);
 	w->threads[w->nthreads].id = os_id;
@@ -1343,13 +1186,13 @@ void nt_writer_free(nt_writer *w)
 	wb_free(&w->stk.b);
 	wb_free(&w->lbl.b);
 	wb_free(&w->thr);
-	intern_free(&w->stacks);
-	intern_free(&w->labels);
-	u64map_free(&w->v6idx);
+	nt_strpool_free(&w->stacks);
+	nt_strpool_free(&w->labels);
+	nt_idmap_free(&w->v6idx);
 	for (size_t i = 0; i < w->nthreads; i++)
 		free(w->threads[i].q);
 	free(w->threads);
-	u64map_free(&w->thread_map);
+	nt_idmap_free(&w->thread_map);
 	free(w->active);
 	wb_free(&w->queue);
 	wb_free(&w->tmp);

@@ -150,6 +150,10 @@ typedef struct nts_stats {
 	uint64_t perf;      /* samples taken from perf_events (the perf backend) */
 } nts_stats;
 
+/* An open session. Thread safety: as every function here (any thread, serialised by the
+ * library's lock). Lifetime: from nts_session_open() until nts_session_close() or
+ * nts_stop(), which closes every session and frees it: the handle must not be used after
+ * either. */
 typedef struct nts_session nts_session;
 
 /* Starts the sampler (signal handler and sampler thread, or samplepoint state). Fails with
@@ -164,15 +168,21 @@ NTS_API int nts_stop(nt_error *err);
 
 /* Opens a session; starts the sampler with default options if needed. The file gets the
  * trace header, SessionSettings and one ModuleMap per executable mapping at once, samples
- * from the session's first deadline on. */
+ * from the session's first deadline on. opts is copied (threads too). Fails with
+ * NT_EINVAL (opts NULL or bad, no path or fd), NT_ELIMIT (NTS_MAX_SESSIONS open
+ * already), NT_EIO (the file cannot be created or written, sys_errno), NT_ENOMEM, or
+ * nts_start()'s errors; *out is then NULL.
+ * Close *out with nts_session_close(). */
 NTS_API int nts_session_open(nts_session **out, const nts_session_opts *opts, nt_error *err);
 
 /* Finishes a session: writes its last samples, SamplerStats and the end of the stream,
- * closes the file it opened, and frees s. stats (may be NULL) gets the final counters.
- * Accepts NULL. */
+ * closes the file it opened, and frees s (also when it fails). stats (may be NULL) gets
+ * the final counters. Accepts NULL (returns 0). Fails with NT_EINVAL for a handle that is
+ * not open, or the writer's error (NT_EIO with sys_errno: the file is incomplete). */
 NTS_API int nts_session_close(nts_session *s, nts_stats *stats, nt_error *err);
 
-/* Current counters of an open session. */
+/* Current counters of an open session into *stats (its sz set, or 0). Returns 0, or
+ * NT_EINVAL (nothing written) when s or stats is NULL or s is not open. */
 NTS_API int nts_session_stats(nts_session *s, nts_stats *stats);
 
 /* Samplepoint mode: counts a visit and, every Nth visit, samples the calling thread for

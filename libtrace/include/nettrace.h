@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The library's version, "MAJOR.MINOR.PATCH" (configure.ac's AC_INIT, the one place it is
- * defined). Static string. */
+ * defined). Static string, never NULL. */
 NT_API const char *nt_version(void);
 
 /* ---------------------------------------------------------------------------------------
@@ -101,13 +101,17 @@ typedef struct nt_sink {
 /* A sink writing to a stdio stream (errors: NT_EIO with errno). */
 NT_API nt_sink nt_sink_stdio(FILE *fp);
 
-/* A growable in-memory buffer sink. Free the buffer with nt_membuf_free(). */
+/* A growable in-memory buffer: zero-initialise it, write through nt_sink_membuf(). */
 typedef struct nt_membuf {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
 } nt_membuf;
+/* A sink appending to *mb (borrowed: mb must outlive the sink); its write fails with
+ * NT_ENOMEM when the buffer cannot grow (the bytes written before stay). The caller owns
+ * mb->data and frees it with nt_membuf_free(). */
 NT_API nt_sink nt_sink_membuf(nt_membuf *mb);
+/* Frees mb->data and zeroes *mb, which can be used again (accepts NULL). */
 NT_API void nt_membuf_free(nt_membuf *mb);
 
 /* Writes s[0..n) to sink as a quoted JSON string that is valid UTF-8 whatever s holds:
@@ -247,18 +251,24 @@ typedef struct nt_reader_opts {
 } nt_reader_opts;
 
 /* Opens a trace. path "-" reads stdin. Reads and checks the header; on failure *out is
- * NULL and err says why (with the byte offset). The reader owns everything it returns.
+ * NULL and err says why (with the byte offset): NT_EIO (cannot open or read, sys_errno),
+ * NT_EFORMAT / NT_ETRUNC / NT_EUNSUPPORTED (the header), NT_EINVAL (bad options),
+ * NT_ENOMEM. On success the caller owns *out and frees it with nt_reader_free(); the reader
+ * owns everything it returns (borrowed pointers, valid as each function says).
  * Thread safety: none; use one nt_reader per thread. */
 NT_API int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts *opts,
 			       nt_error *err);
-/* Reads from fd (a pipe works); the fd is not closed by nt_reader_free(). */
+/* As nt_reader_open_file(), from fd (a pipe works; errors likewise); the fd stays the
+ * caller's: nt_reader_free() does not close it. */
 NT_API int nt_reader_open_fd(nt_reader **out, int fd, const nt_reader_opts *opts, nt_error *err);
-/* Reads from memory; buf must outlive the reader. */
+/* As nt_reader_open_file(), from memory (errors likewise); buf is borrowed, not copied:
+ * it must outlive the reader, freed with nt_reader_free(). */
 NT_API int nt_reader_open_mem(nt_reader **out, const void *buf, size_t len,
 			      const nt_reader_opts *opts, nt_error *err);
+/* Frees r and everything it returned; closes the file it opened (accepts NULL). */
 NT_API void nt_reader_free(nt_reader *r);
 
-/* The trace header; valid for the reader's life. */
+/* The trace header; borrowed, valid for the reader's life, never NULL. */
 NT_API const nt_trace_header *nt_reader_header(const nt_reader *r);
 
 /* Produces the next event (timestamp order unless NT_READ_FILE_ORDER). *ev stays valid
@@ -291,6 +301,7 @@ typedef struct nt_reader_stats {
 	uint64_t truncated_at;       /* offset where the incomplete object began */
 	uint64_t first_timestamp, last_timestamp; /* min/max event timestamp (0 if none) */
 } nt_reader_stats;
+/* The reader's counters; borrowed, valid (and updated) for the reader's life, never NULL. */
 NT_API const nt_reader_stats *nt_reader_stats_get(const nt_reader *r);
 
 /* Lost events per capture thread: iterate i = 0.. while it returns 1. */
@@ -300,7 +311,8 @@ NT_API int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread
 /* Warning text for a non-fatal condition (truncation), or NULL. Valid for the reader's life. */
 NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
 
-/* All metadata records seen so far, by index 0..n-1 (borrowed, reader's life). */
+/* All metadata records seen so far, by index 0..n-1 (borrowed, valid for the reader's
+ * life); metadata_at returns NULL when i is out of range. */
 NT_API size_t nt_reader_metadata_count(const nt_reader *r);
 NT_API const nt_metadata *nt_reader_metadata_at(const nt_reader *r, size_t i);
 
@@ -375,7 +387,14 @@ typedef struct nt_writer_opts {
 	uint64_t sp_interval_bytes; /* bytes of events between sequence points, default 10 MiB */
 } nt_writer_opts;
 
-/* Creates a writer that writes the stream header and trace header to sink at once.
+/* Creates a writer that writes the stream header and trace header to sink at once. The
+ * sink is copied (its ctx must outlive the writer); hdr is copied. Fails with NT_EINVAL
+ * (NULL sink or header, bad options or header values), NT_ENOMEM or the sink's error;
+ * *out is then NULL. The caller
+ * frees *out with nt_writer_close() (which finishes the stream) or nt_writer_free().
+ * Every writer function fails with NT_EINVAL for bad arguments; after a failure that
+ * leaves a block half-written (the sink's error, NT_ENOMEM) the writer is unusable: every
+ * later call fails with that code, and only nt_writer_free() is left to do.
  * Thread safety: none; one writer per thread (the sampler serialises on its drain thread). */
 NT_API int nt_writer_open(nt_writer **out, const nt_sink *sink, const nt_trace_header *hdr,
 			  const nt_writer_opts *opts, nt_error *err);
@@ -393,12 +412,15 @@ typedef struct nt_metadata_desc {
 	uint32_t nfields;
 } nt_metadata_desc;
 
-/* Defines an event type; *id gets its metadata id (1, 2, ...). */
+/* Defines an event type; *id gets its metadata id (1, 2, ...). d is copied. Fails with
+ * NT_EINVAL (no provider, bad fields), NT_ELIMIT (2^31-1 records), NT_ENOMEM or the
+ * sink's error. */
 NT_API int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id,
 				  nt_error *err);
 
 /* Defines an event type from a metadata record read by nt_reader (V4/V5 raw payload bytes are
- * copied verbatim so V5 tags round-trip). *id gets the new metadata id. */
+ * copied verbatim so V5 tags round-trip). *id gets the new metadata id. m is copied.
+ * Fails as nt_writer_add_metadata(). */
 NT_API int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id,
 				   nt_error *err);
 
@@ -427,18 +449,22 @@ typedef struct nt_event_desc {
  * accepted but readers will deliver it after them (the runtime has the same limit). */
 NT_API int nt_writer_write_event(nt_writer *w, const nt_event_desc *e, nt_error *err);
 
-/* Flushes everything queued and writes a sequence point. */
+/* Flushes everything queued and writes a sequence point. Fails with the sink's error or
+ * NT_ENOMEM. */
 NT_API int nt_writer_sequence_point(nt_writer *w, nt_error *err);
 
 /* Flushes pending blocks to the sink (crash safety). Writes the periodic sequence point
  * when sp_interval_bytes of events have accumulated since the last one, so a caller that
- * only ever flushes still gets bounded stack tables. */
+ * only ever flushes still gets bounded stack tables. Fails with the sink's error or
+ * NT_ENOMEM. */
 NT_API int nt_writer_flush(nt_writer *w, nt_error *err);
 
-/* Flushes, writes the final sequence point and the end-of-stream marker, frees w. */
+/* Flushes, writes the final sequence point and the end-of-stream marker, frees w (also
+ * when it fails: w is gone either way). Fails with the sink's error, NT_ENOMEM, or the
+ * code of an earlier failure (the stream is then incomplete). */
 NT_API int nt_writer_close(nt_writer *w, nt_error *err);
 
-/* Frees w without finishing the stream (accepts NULL). */
+/* Frees w without finishing the stream (accepts NULL); the sink is not closed. */
 NT_API void nt_writer_free(nt_writer *w);
 
 
@@ -485,14 +511,17 @@ typedef struct nt_rate_info {
 
 /* Creates an estimator. declared_ns is the header's period (a hint only), freq the tick
  * frequency, sync_qpc the session start. Memory is bounded (histograms), whatever the
- * number of samples. Thread safety: none. */
+ * number of samples. Fails with NT_EINVAL (freq 0) or NT_ENOMEM; *out is then NULL. Free
+ * it with nt_rate_free(). Thread safety: none (nt_rate); one estimator per thread. */
 NT_API int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t sync_qpc,
 		       nt_error *err);
 /* Feeds one sample, in timestamp order: raw timestamp, sampled thread, sampler thread. */
 NT_API void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
 			uint64_t capture_thread_id);
-/* Computes the result; valid until nt_rate_free() (or the next nt_rate_add). */
+/* Computes the result; borrowed (with its gaps), valid until the next nt_rate_add(),
+ * nt_rate_result() or nt_rate_free(). Never NULL for an estimator (NULL only for rt NULL). */
 NT_API const nt_rate_info *nt_rate_result(nt_rate *rt);
+/* Frees rt and the results it returned (accepts NULL). */
 NT_API void nt_rate_free(nt_rate *rt);
 
 /* ---------------------------------------------------------------------------------------
@@ -526,18 +555,21 @@ typedef struct nt_pauses_info {
 	size_t nlist;
 } nt_pauses_info;
 
-/* Thread safety: none; one nt_pauses per thread. Fails with NT_ENOMEM. */
+/* An empty pause list. Fails with NT_ENOMEM (*out then NULL); free it with
+ * nt_pauses_free(). Thread safety: none; one nt_pauses per thread. */
 NT_API int nt_pauses_new(nt_pauses **out, nt_error *err);
 /* Frees ps and the lists it returned (accepts NULL). */
 NT_API void nt_pauses_free(nt_pauses *ps);
 /* Feeds one event (any: others are ignored), in timestamp order. Returns 1 used, 0 not,
  * < 0 out of memory. */
 NT_API int nt_pauses_add_event(nt_pauses *ps, const nt_event *ev, uint32_t pointer_size);
-/* 1 while a GC pause is open (between its GCSuspendEEBegin and GCRestartEEEnd). */
+/* Returns 1 while a GC pause is open (between its GCSuspendEEBegin and GCRestartEEEnd),
+ * else 0. */
 NT_API int nt_pauses_in_gc(const nt_pauses *ps);
-/* 1 for the GCSuspendEEBegin reasons of a GC pause. */
+/* Returns 1 for the GCSuspendEEBegin reasons of a GC pause, else 0. */
 NT_API int nt_pauses_is_gc_reason(uint32_t reason);
-/* The pauses so far; valid until the next nt_pauses_add_event() or nt_pauses_free(). */
+/* The pauses so far; borrowed, valid until the next nt_pauses_add_event() or
+ * nt_pauses_free(); never NULL. */
 NT_API const nt_pauses_info *nt_pauses_result(nt_pauses *ps);
 /* How much of the gaps (time order, nt_rate_info.gaps) the listed GC pauses cover, ns. */
 NT_API uint64_t nt_pauses_overlap(const nt_pauses_info *in, const nt_gap *gaps, size_t ngaps);
@@ -569,32 +601,39 @@ enum nt_category {
  * (native code, running or blocked); unknown the rest. Values are stable: new categories
  * are appended. */
 
-/* "cpu", "lock", ... ; NULL for an out-of-range value. */
+/* "cpu", "lock", ... (static strings); NULL for an out-of-range value. */
 NT_API const char *nt_category_name(int cat);
 /* Parses a category name; returns the category or -1. */
 NT_API int nt_category_parse(const char *name);
 
 /* Thread safety: immutable once parsed; one nt_rules may serve several profiles and
- * threads. Lifetime: until nt_rules_free(); a profile or live view using it borrows it. */
+ * threads. Lifetime: until nt_rules_free(); a profile or live view using it borrows it.
+ * The constructors below leave *out NULL on failure; on success the caller frees *out
+ * with nt_rules_free(). */
 typedef struct nt_rules nt_rules;
 
 /* Parses a rules file's text (doc/man/nettrace-rules.5: one rule per line,
  * "CATEGORY PATTERN", '#' comments, glob patterns with '*' and '?' matched against the whole
  * frame name). On a bad rule, err->msg names the line ("line 7: unknown category 'lok'")
- * and err->offset is the line's byte offset. name is used in messages. */
+ * and err->offset is the line's byte offset: NT_EFORMAT; NT_EINVAL for NULL text, NT_ELIMIT for a text over 16 MiB,
+ * NT_ENOMEM; *out is then NULL. text is not kept. name is used in messages. The caller
+ * frees *out with nt_rules_free(). */
 NT_API int nt_rules_parse(nt_rules **out, const char *text, size_t len, const char *name,
 			  nt_error *err);
-/* Reads and parses a rules file. */
+/* Reads and parses a rules file: NT_EIO when it cannot be read, else as nt_rules_parse()
+ * (free *out with nt_rules_free()). */
 NT_API int nt_rules_load(nt_rules **out, const char *path, nt_error *err);
 /* The rules of a file followed by the built-in ones: for each frame the file's rules are
  * tried first, then the defaults (what --rules FILE means to the tools). Errors name the
- * file's lines, as nt_rules_load(). */
+ * file's lines, as nt_rules_load(); free *out with nt_rules_free(). */
 NT_API int nt_rules_load_with_defaults(nt_rules **out, const char *path, nt_error *err);
 /* The text of the built-in rules (data/rules/default.rules as compiled in), for
- * nettrace-fold --print-rules. Borrowed, static. */
+ * nettrace-fold --print-rules; *len (len may be NULL) gets its length. Static, never NULL. */
 NT_API const char *nt_rules_default_source(size_t *len);
-/* The built-in default rules (the text of data/rules/default.rules compiled in). */
+/* The built-in default rules (the text of data/rules/default.rules compiled in). Fails
+ * only with NT_ENOMEM; free *out with nt_rules_free(). */
 NT_API int nt_rules_default(nt_rules **out, nt_error *err);
+/* Frees rules (accepts NULL); nothing may use it afterwards (profiles borrow it). */
 NT_API void nt_rules_free(nt_rules *rules);
 /* Category of a stack by its frames (leaf first): the first frame from the leaf that
  * matches a rule decides (rules are tried in file order for each frame). If a frame
@@ -615,8 +654,9 @@ enum nt_symtab_flags {
 	NT_SYMTAB_RUNDOWN_ONLY = 1u << 0,
 };
 
-/* Thread safety: adding events needs exclusive use; lookups may run concurrently after
- * nt_symtab_seal() (below). Fails with NT_ENOMEM. */
+/* An empty symbol table. Fails with NT_ENOMEM (*out then NULL); free it with
+ * nt_symtab_free(). Thread safety: adding events and sealing need exclusive use; lookups
+ * may run concurrently after nt_symtab_seal() (below). */
 NT_API int nt_symtab_new(nt_symtab **out, unsigned flags, nt_error *err);
 /* Frees st and every name it returned (accepts NULL). */
 NT_API void nt_symtab_free(nt_symtab *st);
@@ -624,10 +664,13 @@ NT_API void nt_symtab_free(nt_symtab *st);
  * Module/DomainModule load and rundown); ignores others. Returns 1 if the event was used,
  * 0 if not, < 0 on allocation failure. */
 NT_API int nt_symtab_add_event(nt_symtab *st, const nt_event *ev, uint32_t pointer_size);
-/* Sorts the tables; required before lookups (adding more events later re-seals lazily). */
+/* Sorts the tables; required before lookups. Adding events afterwards unseals the table:
+ * nt_symtab_name() then gives "?!?" until nt_symtab_seal() is called again. Names
+ * returned before stay valid. Fails with NT_ENOMEM (the table stays unsealed). */
 NT_API int nt_symtab_seal(nt_symtab *st, nt_error *err);
 /* Frame name for ip: "Module!Ns.Type.Method(sig)", "?!Ns.Type.Method(sig)" when the module
- * is unknown, "?!?" when no method covers ip. Borrowed; valid for the symtab's life.
+ * is unknown, "?!?" when no method covers ip (or the table is not sealed). Never NULL;
+ * borrowed, valid for the symtab's life (until nt_symtab_free()).
  * Thread safety: lookups may run concurrently after nt_symtab_seal(). */
 NT_API const char *nt_symtab_name(const nt_symtab *st, uint64_t ip);
 /* Number of methods and modules recorded. */
@@ -638,6 +681,10 @@ NT_API size_t nt_symtab_modules(const nt_symtab *st);
  * Profiles (profile.c): samples of one or more traces, resolved, weighted, categorised
  * ------------------------------------------------------------------------------------- */
 
+/* Thread safety (nt_profile): none while adding traces and finishing; once finished, the
+ * const accessors and nt_profile_foreach() only read, but nt_profile_* functions take a
+ * non-const pointer and may cache (selection, labels): use a profile from one thread at a
+ * time. Everything a profile returns is borrowed until nt_profile_free(). */
 typedef struct nt_profile nt_profile;
 
 enum nt_compat {
@@ -747,7 +794,8 @@ typedef struct nt_profile_opts {
 
 /* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point
  * at (rules, threads, select, pids, ...) is borrowed and must outlive the profile. On
- * failure *out is NULL (NT_EINVAL for bad options, NT_ENOMEM). */
+ * failure *out is NULL (NT_EINVAL for bad options, NT_ENOMEM); on success the caller frees
+ * it with nt_profile_free(). */
 NT_API int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err);
 /* Frees p and everything it returned (accepts NULL). */
 NT_API void nt_profile_free(nt_profile *p);
@@ -764,10 +812,7 @@ NT_API int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, n
  *    Call nt_profile_finish() yourself to get the error;
  *  - a failed finish (NT_ENOMEM, or a symbol resolver's error) leaves p unusable: report
  *    the error and nt_profile_free() it.
- * Thread safety (nt_profile): none while adding traces and finishing; once finished, the
- * const accessors and nt_profile_foreach() only read, but nt_profile_* functions take a
- * non-const pointer and may cache (selection, labels): use a profile from one thread at a
- * time. Everything a profile returns is borrowed until nt_profile_free(). */
+ * Thread safety: see nt_profile above. */
 NT_API int nt_profile_finish(nt_profile *p, nt_error *err);
 
 /* Why frames are (un)resolved (nt_session_info.symbols), counted once per frame of each
@@ -811,6 +856,8 @@ typedef struct nt_session_info {
 				      weights are intervals between a thread's samples */
 } nt_session_info;
 
+/* Sessions (traces added), and session i: borrowed until nt_profile_free(); NULL when i is
+ * out of range or finishing p (done here if needed) fails. */
 NT_API size_t nt_profile_session_count(nt_profile *p);
 NT_API const nt_session_info *nt_profile_session(nt_profile *p, size_t i);
 /* The name of a thread (the last ThreadName event of the libnettrace sampler for it), or
@@ -887,7 +934,8 @@ NT_API int nt_profile_foreach(nt_profile *p, nt_group_fn fn, void *ctx);
 typedef struct nt_select nt_select;
 enum nt_select_kind { NT_SELECT_FOCUS = 0, NT_SELECT_EXCLUDE, NT_SELECT_GROUP, NT_SELECT_FOLD };
 
-/* Fails with NT_ENOMEM. Adding patterns needs exclusive use. */
+/* An empty selection. Fails with NT_ENOMEM (*out then NULL); free it with
+ * nt_select_free() after the profiles that borrow it. Adding patterns needs exclusive use. */
 NT_API int nt_select_new(nt_select **out, nt_error *err);
 /* Adds one --focus/--exclude regex or --group/--fold pattern text; NT_EINVAL with a message
  * naming the pattern when it does not compile. */
@@ -901,6 +949,7 @@ NT_API int nt_select_rewrites(const nt_select *s);
 NT_API int nt_select_empty(const nt_select *s);
 /* Length of a frame name without its trailing argument list ("M(int)" -> 1). */
 NT_API size_t nt_select_strip_signature(const char *frame);
+/* Frees s and its patterns (accepts NULL). */
 NT_API void nt_select_free(nt_select *s);
 
 /* ---------------------------------------------------------------------------------------
@@ -923,7 +972,9 @@ typedef struct nt_fold_opts {
 				category_frame too: root "[sub];[cat];...", leaf "...;[cat];[sub]" */
 } nt_fold_opts;
 
-/* Writes "root;...;leaf WEIGHT\n" lines, merged by identical text, sorted bytewise. */
+/* Writes "root;...;leaf WEIGHT\n" lines, merged by identical text, sorted bytewise
+ * (finishes p if needed). Fails with NT_EINVAL (bad options), NT_ENOMEM, the profile's
+ * error or the sink's. */
 NT_API int nt_fold_write(nt_profile *p, const nt_fold_opts *opts, const nt_sink *sink,
 			 nt_error *err);
 /* Parses "samples", "ns", "us", "ms"; -1 if unknown. */
@@ -1002,16 +1053,20 @@ typedef struct nt_tree_opts {
  * Frames with equal text merge, across sessions too. The tree copies what it keeps (names,
  * session summaries), so p may be freed afterwards. Fails with NT_ENOMEM, NT_ELIMIT (more
  * than 2^32-2 nodes) or the profile's error.
+ * On failure *out is NULL; the caller frees *out with nt_tree_free().
  * Thread safety: immutable after nt_tree_new(); reads and nt_tree_write_text() may then
  * run concurrently. */
 NT_API int nt_tree_new(nt_tree **out, nt_profile *p, const nt_tree_opts *opts, nt_error *err);
+/* Frees t and every node, function and subsystem it returned (accepts NULL). */
 NT_API void nt_tree_free(nt_tree *t);
 
-/* The root: its totals are the whole tree's (samples, total_ns, cat_*). Borrowed. */
+/* The root: its totals are the whole tree's (samples, total_ns, cat_*). Borrowed until
+ * nt_tree_free(); NULL only for t NULL. */
 NT_API const nt_tree_node *nt_tree_root(const nt_tree *t);
 /* Number of nodes, root included. */
 NT_API size_t nt_tree_node_count(const nt_tree *t);
-/* Follows names (top-level first) from the root; NULL when a name is not there. */
+/* Follows names (top-level first) from the root; NULL when a name is not there. Borrowed
+ * until nt_tree_free(). */
 NT_API const nt_tree_node *nt_tree_find(const nt_tree *t, const char *const *path, size_t n);
 
 enum nt_tree_order {
@@ -1020,7 +1075,8 @@ enum nt_tree_order {
 };
 /* Number of distinct functions (frame names; thread nodes are not functions). */
 NT_API size_t nt_tree_func_count(const nt_tree *t);
-/* The i-th function in the given order, or NULL when i is out of range. Borrowed. */
+/* The i-th function in the given order, or NULL when i (or order) is out of range.
+ * Borrowed until nt_tree_free(). */
 NT_API const nt_tree_func *nt_tree_func_at(const nt_tree *t, int order, size_t i);
 
 /* Time column unit of nt_tree_print_opts: auto-scaled "4.512 s", "11.217 ms", ... */
@@ -1062,7 +1118,8 @@ NT_API int nt_tree_write_text(const nt_tree *t, const nt_tree_print_opts *opts,
  * "selection", then "children" (nested nodes with name, total_ns, samples, self_ns,
  * self_samples, categories, thread/session for thread nodes, when, children; pruned as the
  * text is by max_depth, min_percent and hot), or "top_self"/"top_total" (opts->top), or
- * "subsystems" (opts->by_subsystem)}. by_samples and per_thread: the tree's options. */
+ * "subsystems" (opts->by_subsystem)}. by_samples and per_thread: the tree's options.
+ * Fails as nt_tree_write_text(). */
 NT_API int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, int by_samples,
 			      int per_thread, const nt_sink *sink, nt_error *err);
 
@@ -1071,7 +1128,8 @@ NT_API int nt_tree_write_json(const nt_tree *t, const nt_tree_print_opts *opts, 
  * largest change; functions only in t are "added", only in base "removed". Functions with
  * equal shares, and changes below opts->min_percent points, are left out, so a tree against
  * itself shows no function. Build both trees with the same options (no_module matches
- * functions across renamed modules). Text (opts->width cuts names) or JSON. */
+ * functions across renamed modules). Text (opts->width cuts names) or JSON. Fails with
+ * NT_EINVAL (bad options), NT_ENOMEM or the sink's error. */
 NT_API int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tree_print_opts *opts,
 			      int by_samples, int json, const nt_sink *sink, nt_error *err);
 
@@ -1081,8 +1139,8 @@ NT_API int nt_tree_write_diff(const nt_tree *t, const nt_tree *base, const nt_tr
  * occurrence, "[no caller]" where the function is the root) and callee (the frame right
  * below) with the time of the stacks through that pair (once per stack) and, as its self,
  * the part where the pair ends the stack. FUNC is a frame name, or a regex (POSIX
- * extended, any case) that matches exactly one distinct name; else NT_EINVAL says so. */
-/* Thread safety: immutable once built (reads may run concurrently); it copies what it
+ * extended, any case) that matches exactly one distinct name; else NT_EINVAL says so.
+ * Thread safety: immutable once built (reads may run concurrently); it copies what it
  * keeps, so the profile may be freed before it. */
 typedef struct nt_butterfly nt_butterfly;
 typedef struct nt_butterfly_opts {
@@ -1096,15 +1154,23 @@ typedef struct nt_butterfly_entry {
 	double total_ns, self_ns;
 } nt_butterfly_entry;
 enum { NT_BUTTERFLY_CALLERS = 0, NT_BUTTERFLY_CALLEES = 1 };
+/* Builds the view of func over p (finished here if needed). Fails with NT_EINVAL (no
+ * function or several match, bad regex or options), NT_ENOMEM or the profile's error;
+ * *out is then NULL. The caller frees *out with nt_butterfly_free(). */
 NT_API int nt_butterfly_new(nt_butterfly **out, nt_profile *p, const char *func,
 			    const nt_butterfly_opts *opts, nt_error *err);
+/* Frees b and every entry it returned (accepts NULL). */
 NT_API void nt_butterfly_free(nt_butterfly *b);
-/* The function itself (its name as matched). */
+/* The function itself (its name as matched); borrowed until nt_butterfly_free(), never
+ * NULL. */
 NT_API const nt_butterfly_entry *nt_butterfly_func(const nt_butterfly *b);
+/* Number of entries of a side (NT_BUTTERFLY_CALLERS or NT_BUTTERFLY_CALLEES). */
 NT_API size_t nt_butterfly_count(const nt_butterfly *b, int side);
-/* Entry i of a side, heaviest first (ties by name); NULL out of range. */
+/* Entry i of a side, heaviest first (ties by name); NULL out of range. Borrowed until
+ * nt_butterfly_free(). */
 NT_API const nt_butterfly_entry *nt_butterfly_at(const nt_butterfly *b, int side, size_t i);
-/* Text (opts: unit, width, ascii) or JSON of the sides in the mask sides (1 << side). */
+/* Text (opts: unit, width, ascii) or JSON of the sides in the mask sides (1 << side).
+ * Fails with NT_EINVAL (bad options), NT_ENOMEM or the sink's error. */
 NT_API int nt_butterfly_write(const nt_butterfly *b, int sides, const nt_tree_print_opts *opts,
 			      int json, const nt_sink *sink, nt_error *err);
 
@@ -1120,7 +1186,8 @@ typedef struct nt_stacks nt_stacks;
 /* A stack source over a profile (finished here if needed): the stacks nt_fold_write()
  * would print with fo (per_thread, category_frame and no_module shape the frames; fo->unit
  * selects the value: samples, or the weight in ns/us/ms), each with its session, thread
- * and category. p must outlive the source. Fails with NT_ENOMEM or the profile's error.
+ * and category. p must outlive the source. Fails with NT_EINVAL (bad options), NT_ENOMEM
+ * or the profile's error; *out is then NULL. The caller frees *out with nt_stacks_free().
  * Thread safety: none; use a source from one thread at a time. */
 NT_API int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_opts *fo,
 				  nt_error *err);
@@ -1130,14 +1197,20 @@ NT_API int nt_stacks_from_profile(nt_stacks **out, nt_profile *p, const nt_fold_
  * is borrowed (it must outlive the source) and parsed by each export, fast (no copy, one
  * pass): a malformed line fails the export with NT_EFORMAT, "line N: ..." and the line's
  * byte offset in its text; nt_stacks_error_input() then names that text. name names the
- * input in outputs (the speedscope profile) and errors. */
+ * input in outputs (the speedscope profile) and errors (it is copied). Fails here only
+ * with NT_EINVAL (NULL text with len > 0, a bad unit) or NT_ENOMEM; *out is then NULL.
+ * The caller frees *out with nt_stacks_free(). */
 NT_API int nt_stacks_from_folded(nt_stacks **out, const char *text, size_t len, int unit,
 				 const char *name, nt_error *err);
-/* Appends another folded text to a folded source (its lines follow the earlier ones). */
+/* Appends another folded text to a folded source (its lines follow the earlier ones);
+ * text is borrowed as by nt_stacks_from_folded(). Fails with NT_EINVAL (not a folded
+ * source, NULL text with len > 0) or NT_ENOMEM. */
 NT_API int nt_stacks_add_folded(nt_stacks *s, const char *text, size_t len, const char *name,
 				nt_error *err);
-/* Name of the folded text whose line failed the last export, or NULL. Borrowed. */
+/* Name of the folded text whose line failed the last export, or NULL. Borrowed until
+ * nt_stacks_free(). */
 NT_API const char *nt_stacks_error_input(const nt_stacks *s);
+/* Frees s (accepts NULL); the texts and the profile it borrowed stay the caller's. */
 NT_API void nt_stacks_free(nt_stacks *s);
 
 typedef struct nt_flame_opts {
@@ -1182,7 +1255,8 @@ NT_API int nt_flame_write_svg(nt_stacks *s, nt_stacks *base, const nt_flame_opts
  * the session's end, and the time a thread was not sampled as empty samples ([]), so that
  * speedscope's "Time Order" view shows what happened when. Without the sequence, one
  * entry per distinct stack per thread, preceded by an "All threads" profile when there
- * are several; folded input gives one profile. */
+ * are several; folded input gives one profile. Fails with NT_ENOMEM, the source's errors
+ * (a malformed folded line: NT_EFORMAT) or the sink's. */
 NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 /* Writes a callgrind profile (KCachegrind, callgrind_annotate): per function ("Module!name"
@@ -1190,7 +1264,8 @@ NT_API int nt_speedscope_write(nt_stacks *s, const nt_sink *sink, nt_error *err)
  * the inclusive cost of the stacks through it, counted once per stack under recursion,
  * with "calls" = those stacks. Native frames of a profile are at their DWARF file and line
  * (the leaf at its sampled line, callers at the line of the call); others at line 0 of
- * "???". Events "Samples" for sample counts, else "Nanoseconds". */
+ * "???". Events "Samples" for sample counts, else "Nanoseconds". Fails with NT_ENOMEM,
+ * the source's errors or the sink's. */
 NT_API int nt_callgrind_write(nt_stacks *s, const nt_sink *sink, nt_error *err);
 
 typedef struct nt_pprof_opts {
@@ -1217,7 +1292,9 @@ NT_API int nt_pprof_label_name_ok(const char *key, size_t n);
  * source file) with one Location per source line (native frames of a profile; 0 for
  * others); time_nanos = the earliest session start, duration_nanos = the time the
  * sessions cover (their union: the gaps between files are not counted), period; with
- * several sessions one comment per session: its name, start (UTC) and duration. */
+ * several sessions one comment per session: its name, start (UTC) and duration. Fails
+ * with NT_EINVAL (bad options or labels), NT_ENOMEM, NT_EINTERNAL (zlib), the source's
+ * errors or the sink's. */
 NT_API int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			  nt_error *err);
 
@@ -1287,7 +1364,8 @@ NT_API void nt_store_hook_profile(nt_store *st, nt_profile_opts *popts);
 NT_API int nt_store_add_profile(nt_store *st, nt_profile *p, nt_error *err);
 
 /* Commits the import and, for a file, renames the temporary file onto the path given to
- * nt_store_open() and reopens it read-only: the store then serves nt_store_query(). */
+ * nt_store_open() and reopens it read-only: the store then serves nt_store_query(). Fails
+ * with NT_EINVAL (nothing to commit), NT_ESQL or NT_EIO (the rename, sys_errno). */
 NT_API int nt_store_commit(nt_store *st, nt_error *err);
 
 /* What the store imported so far. */
@@ -1487,9 +1565,11 @@ typedef struct nt_native_module {
 	uint64_t lookups;          /* distinct addresses resolved in the module */
 } nt_native_module;
 
-/* Creates an empty resolver. Fails with NT_ENOMEM.
+/* Creates an empty resolver; opts is copied (root and debug_dir too). Fails with NT_EINVAL (bad
+ * options) or NT_ENOMEM; *out is then NULL. The caller frees *out with nt_native_free().
  * Thread safety: none (lookups fill caches); use one nt_native per thread. */
 NT_API int nt_native_new(nt_native **out, const nt_native_opts *opts, nt_error *err);
+/* Frees nn, every frame and string it returned, and closes its files (accepts NULL). */
 NT_API void nt_native_free(nt_native *nn);
 /* Adds a mapping: [base, base + size) holds path's bytes from file_offset on. build_id is
  * the expected GNU build id in hex (NULL or "" = do not check). Identical mappings are
@@ -1519,7 +1599,8 @@ NT_API int nt_native_resolve_batch(nt_native *nn, const uint64_t *ips, size_t n,
  * the strings are borrowed until nt_native_free(). */
 NT_API size_t nt_native_module_count(const nt_native *nn);
 NT_API int nt_native_module_at(const nt_native *nn, size_t i, nt_native_module *out);
-/* "ok", "symbols only", "no symbols", "missing", "build id mismatch", "bad file", "unused". */
+/* "ok", "symbols only", "no symbols", "missing", "build id mismatch", "bad file", "unused";
+ * "?" for an unknown value. Static strings, never NULL. */
 NT_API const char *nt_native_status_name(int status);
 
 /* Rewrites the trace of r (our sampler's native samples and ModuleMap events) to sink as
@@ -1569,7 +1650,8 @@ enum nt_managed_status {
 	NT_MANAGED_NSTATUS
 };
 /* "line" ("ok" for modules: pass is_module 1), "no method", "no IL map", "PDB not found",
- * "PDB mismatch", "bad PDB", "no sequence point", "unused". */
+ * "PDB mismatch", "bad PDB", "no sequence point", "unused"; "?" for an unknown value.
+ * Static strings, never NULL. */
 NT_API const char *nt_managed_status_name(int status, int is_module);
 
 /* Managed frames of a profile's selected samples, by status (each frame of each sample
@@ -1631,14 +1713,19 @@ typedef struct nt_subsystems nt_subsystems;
  * comments, the glob patterns and escapes of nettrace-rules(5). NAME is 1..32 bytes of
  * letters, digits, '_', '.', '-', '+' and '/', starting with a letter, digit or '_'.
  * Errors as nt_rules_parse() ("NAME: line 7: bad subsystem name '...'", err->offset the
- * line's byte offset). Thread safety: immutable after parsing. */
+ * line's byte offset): NT_EFORMAT, NT_ELIMIT, NT_ENOMEM; *out is then NULL. The caller
+ * frees *out with nt_subsystems_free(). Thread safety: immutable after parsing. */
 NT_API int nt_subsystems_parse(nt_subsystems **out, const char *text, size_t len,
 			       const char *name, nt_error *err);
-/* Reads and parses a subsystem rules file (NT_EIO when it cannot be read). */
+/* Reads and parses a subsystem rules file (NT_EIO when it cannot be read, else as
+ * nt_subsystems_parse(); free *out with nt_subsystems_free()). */
 NT_API int nt_subsystems_load(nt_subsystems **out, const char *path, nt_error *err);
 /* The built-in rules: data/rules/subsystems.rules (.NET base library, ASP.NET Core,
- * Entity Framework Core, the runtime, glibc), compiled in. */
+ * Entity Framework Core, the runtime, glibc), compiled in. Fails with NT_ENOMEM, or
+ * NT_EUNSUPPORTED when built without them; *out is then NULL. Free *out with
+ * nt_subsystems_free(). */
 NT_API int nt_subsystems_default(nt_subsystems **out, nt_error *err);
+/* Frees s and its names (accepts NULL); nothing may use it afterwards (profiles borrow it). */
 NT_API void nt_subsystems_free(nt_subsystems *s);
 /* Number of distinct names, and name i (0 .. count-1, in order of first appearance in the
  * text); NULL when i is out of range (-1 included). Borrowed, valid until the free. */
@@ -1716,7 +1803,8 @@ typedef struct nt_tree_subsystem {
 /* Number of subsystems with samples (0 when the profile does not classify them). */
 NT_API size_t nt_tree_subsystem_count(const nt_tree *t);
 /* The i-th subsystem by self (NT_TREE_BY_SELF) or total (NT_TREE_BY_TOTAL) weight, or
- * samples when the tree is by_samples, ties by name; NULL when i is out of range. */
+ * samples when the tree is by_samples, ties by name; NULL when i (or order) is out of
+ * range. Borrowed until nt_tree_free(). */
 NT_API const nt_tree_subsystem *nt_tree_subsystem_at(const nt_tree *t, int order, size_t i);
 
 /* ---------------------------------------------------------------------------------------
@@ -1737,8 +1825,9 @@ NT_API const nt_tree_subsystem *nt_tree_subsystem_at(const nt_tree *t, int order
  * namespace); of several, the one whose key is the process start time. Fails with
  * NT_EINVAL (no such process, no socket) or NT_EIO (its root cannot be read). */
 NT_API int nt_diag_socket_path(uint32_t pid, char *buf, size_t len, nt_error *err);
-/* The pids (ascending) of the processes whose socket nt_diag_socket_path() finds; free
- * *pids with free(). */
+/* The pids (ascending) of the processes whose socket nt_diag_socket_path() finds; the
+ * caller owns *pids and frees it with free() (NULL, *n 0 when there are none). Fails with
+ * NT_EIO (/proc cannot be listed) or NT_ENOMEM; *pids is then NULL. */
 NT_API int nt_diag_list(uint32_t **pids, size_t *n, nt_error *err);
 /* Connects to a diagnostic socket; returns the fd (close it) or < 0: NT_EIO with a message
  * that says whose socket it is on a permission error, NT_EINVAL for a path too long. */
@@ -1783,6 +1872,7 @@ NT_API int nt_diag_providers_parse(nt_diag_providers *ps, const char *spec, nt_e
  * thread-time, gc, lock); *rundown gets its rundown keywords. NT_EINVAL if unknown. */
 NT_API int nt_diag_providers_profile(nt_diag_providers *ps, const char *name,
 				     uint64_t *rundown, nt_error *err);
+/* Frees the list's providers and strings and zeroes *ps for reuse (accepts NULL). */
 NT_API void nt_diag_providers_free(nt_diag_providers *ps);
 /* Profile i (0..): its name, alias (or NULL), providers and description; NULL past the
  * end. Static strings. */
@@ -1806,9 +1896,11 @@ typedef struct nt_diag_collect_opts {
 NT_API int nt_diag_collect(const char *path, const nt_diag_collect_opts *opts, int *fd,
 			   uint64_t *session_id, nt_error *err);
 /* Stops a session (on a new connection): the runtime then writes the rundown and ends the
- * session's stream. */
+ * session's stream. Fails as nt_diag_connect(), with NT_EIO / NT_ETRUNC / NT_EFORMAT for
+ * a lost or malformed reply, or NT_EUNSUPPORTED naming the runtime's HRESULT. */
 NT_API int nt_diag_stop(const char *path, uint64_t session_id, int timeout_ms, nt_error *err);
-/* "unknown command", "not supported"... for a runtime's error HRESULT; never NULL. */
+/* "unknown command", "not supported"... for a runtime's error HRESULT ("error" for one
+ * it does not know). Static strings, never NULL. */
 NT_API const char *nt_diag_hresult_name(uint32_t hr);
 
 /* ---------------------------------------------------------------------------------------
@@ -1866,13 +1958,18 @@ typedef struct nt_live_view {
 	size_t nthreads;
 } nt_live_view;
 
+/* An empty live profile. Fails with NT_EINVAL (bad options, window over 600 s) or
+ * NT_ENOMEM; *out is then NULL. The caller frees *out with nt_live_free(). */
 NT_API int nt_live_new(nt_live **out, const nt_live_opts *opts, nt_error *err);
+/* Frees lv and the snapshots it returned (accepts NULL). */
 NT_API void nt_live_free(nt_live *lv);
-/* Sets the stream's header (the reader's); required before nt_live_add. */
+/* Sets the stream's header (the reader's; copied); required before nt_live_add. Fails with
+ * NT_EINVAL for a NULL header or a zero tick frequency. */
 NT_API int nt_live_begin(nt_live *lv, const nt_trace_header *h, nt_error *err);
 /* Counts a sample or keeps a method / GC event; ignores the rest. Fails with NT_ENOMEM. */
 NT_API int nt_live_add(nt_live *lv, const nt_event *ev, nt_error *err);
-/* The window ending at the latest sample; borrowed until the next snapshot or the free. */
+/* The window ending at the latest sample: *out is borrowed until the next snapshot or
+ * nt_live_free(). Fails with NT_ENOMEM (*out then NULL). */
 NT_API int nt_live_snapshot(nt_live *lv, const nt_live_view **out, nt_error *err);
 
 #ifdef __cplusplus

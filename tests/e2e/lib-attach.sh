@@ -10,8 +10,25 @@
 #                                         to $T/serve.out) and waits for it
 #   serve_kill                            kills it with SIGKILL
 #   secs_since START                      seconds since date +%s.%N gave START
+#   attach_need TOOL...                   the set-up of a test with .NET: skips without
+#                                         dotnet, bails out without the tools (paths),
+#                                         builds the workloads (sets NT_WORKLOADS)
+#   inferred FILE / declared FILE         nettrace-info's inferred sampling interval
+#                                         (ms) / the header's declared one (ns)
 COLLECT=$top_builddir/tools/nettrace-collect
 TOP=$top_builddir/tools/nettrace-top
+FOLD=$top_builddir/tools/nettrace-fold
+
+attach_need() {
+	dotnet_need
+	for t in "$@"; do
+		need_tool "$t"
+	done
+	dotnet_workloads
+}
+
+inferred() { sed -n 's/^Sampling rate: *inferred \([0-9.]*\) ms.*/\1/p' "$1"; }
+declared() { sed -n 's/^Sampling interval: *\([0-9]*\) ns.*/\1/p' "$1"; }
 
 serve_start() {
 	secs=${1:-60}

@@ -69,6 +69,12 @@ done_testing() {
 	exit 1
 }
 
+# sampler_built: true unless configure left the sampler out (--disable-sampler, or a host
+# it does not support): tests that need nettrace-record or libnettrace-sampler skip then.
+sampler_built() {
+	[ "${NT_SAMPLER:-yes}" != no ]
+}
+
 # need_tool PATH: bails out when a tool was not built.
 need_tool() {
 	if [ ! -x "$1" ]; then

@@ -8,12 +8,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$COLLECT"
-need_tool "$INFO"
-FOLD=$top_builddir/tools/nettrace-fold
-need_tool "$FOLD"
-dotnet_workloads
+attach_need "$COLLECT" "$INFO" "$FOLD"
 if ! dotnet_build_project te-samples; then
 	echo "Bail out! dotnet build of tests/dotnet/te-samples failed"
 	exit 1

@@ -6,10 +6,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$COLLECT"
-need_tool "$INFO"
-dotnet_workloads
+attach_need "$COLLECT" "$INFO"
 
 # 1. a normal exit 2 s into the session
 serve_start 2.5 || { fail "the workload started"; done_testing; }

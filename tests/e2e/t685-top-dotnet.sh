@@ -8,10 +8,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$TOP"
-need_tool "$COLLECT"
-dotnet_workloads
+attach_need "$TOP" "$COLLECT"
 
 serve_start 60 || { fail "the workload started"; done_testing; }
 run "$TOP" -p "$SERVE_PID" --once --duration 3s

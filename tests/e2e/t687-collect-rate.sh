@@ -9,13 +9,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$COLLECT"
-need_tool "$INFO"
-dotnet_workloads
-
-inferred() { sed -n 's/^Sampling rate: *inferred \([0-9.]*\) ms.*/\1/p' "$1"; }
-declared() { sed -n 's/^Sampling interval: *\([0-9]*\) ns.*/\1/p' "$1"; }
+attach_need "$COLLECT" "$INFO"
 
 serve_start 60 || { fail "the workload started"; done_testing; }
 "$COLLECT" -p "$SERVE_PID" --duration 3s --rate 100 -o "$T/r100.nettrace" >/dev/null 2>"$T/r100.err" &

@@ -7,11 +7,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$COLLECT"
-need_tool "$TOP"
-need_tool "$INFO"
-dotnet_workloads
+attach_need "$COLLECT" "$TOP" "$INFO"
 
 "$NT_WORKLOADS" gc 100000 >"$T/gc.out" 2>&1 &
 gpid=$!

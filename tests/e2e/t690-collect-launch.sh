@@ -9,15 +9,7 @@
 . "$top_srcdir/tests/e2e/lib.sh"
 . "$top_srcdir/tests/e2e/lib-dotnet.sh"
 . "$top_srcdir/tests/e2e/lib-attach.sh"
-dotnet_need
-need_tool "$COLLECT"
-need_tool "$INFO"
-FOLD=$top_builddir/tools/nettrace-fold
-need_tool "$FOLD"
-dotnet_workloads
-
-inferred() { sed -n 's/^Sampling rate: *inferred \([0-9.]*\) ms.*/\1/p' "$1"; }
-declared() { sed -n 's/^Sampling interval: *\([0-9]*\) ns.*/\1/p' "$1"; }
+attach_need "$COLLECT" "$INFO" "$FOLD"
 
 "$COLLECT" --rate 50 -o "$T/r50.nettrace" -- "$NT_WORKLOADS" split 4 >"$T/r50.truth" 2>"$T/r50.err" &
 c1=$!

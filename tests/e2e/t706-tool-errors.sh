@@ -83,8 +83,15 @@ check "SQL syntax error" 1 'nettrace-sql: SQL error: near "SELEC": syntax error 
 	"$SQL" "$SENTRY" -e "SELEC 1"
 check "SQL, no such table" 1 "nettrace-sql: SQL error: no such table: nope" "$SQL" "$SENTRY" -e "SELECT * FROM nope"
 
-# one wording of bad options, in every tool
-for t in info fold tree flame sql record; do
+# one wording of bad options, in every tool (nettrace-record is not built without the
+# sampler: configure --disable-sampler)
+tools="info fold tree flame sql"
+if sampler_built; then
+	tools="$tools record"
+else
+	skip "nettrace-record's options" "the sampler is not built (configure --disable-sampler)"
+fi
+for t in $tools; do
 	check "nettrace-$t --bogus" 1 "nettrace-$t: unrecognized option '--bogus'
 Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" --bogus
 	[ "$t" = info ] && continue # (no -o)
@@ -120,8 +127,8 @@ is "$(shorts fold)" "Vhov" "nettrace-fold: -o -v -h -V"
 is "$(shorts tree)" "Vdhjnop" "nettrace-tree: -d -j -n -o -p -h -V"
 is "$(shorts flame)" "Vhov" "nettrace-flame: -o -v -h -V"
 is "$(shorts sql)" "Vehjov" "nettrace-sql: -e -j -o -v -h -V"
-is "$(shorts record)" "FVhioq" "nettrace-record: -F -i -o -q -h -V"
-for t in info fold tree flame sql record; do
+sampler_built && is "$(shorts record)" "FVhioq" "nettrace-record: -F -i -o -q -h -V"
+for t in $tools; do
 	n=$("$TOOLS/nettrace-$t" --help | awk 'length($0) > 79' | wc -l)
 	is "$n" 0 "nettrace-$t --help fits 79 columns"
 done

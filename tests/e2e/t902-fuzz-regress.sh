@@ -16,8 +16,10 @@ FOLDED=$top_builddir/tests/fuzz/replay-folded
 UNWIND=$top_builddir/tests/fuzz/replay-unwind
 need_tool "$PROFILE"
 need_tool "$FOLDED"
-need_tool "$UNWIND"
-need_tool "$top_builddir/tests/fuzz/gen-unwind-seeds"
+if sampler_built; then
+	need_tool "$UNWIND"
+	need_tool "$top_builddir/tests/fuzz/gen-unwind-seeds"
+fi
 C=$top_srcdir/tests/corpus
 
 # replay TOOL DESC FILE...: every file is replayed, and the tool ends normally.
@@ -40,10 +42,14 @@ replay "$PROFILE" "profile reproducers run through the analysis pipeline" \
 replay "$PROFILE" "a real trace runs through the analysis pipeline" "$TRACES/$CHECKPOINTS"
 replay "$FOLDED" "folded-stacks and rules reproducers run through the parsers and exporters" \
 	"$C"/regress-folded/* "$top_srcdir"/data/rules/*.rules
-mkdir -p "$T/unwind-seeds"
-"$top_builddir/tests/fuzz/gen-unwind-seeds" "$T/unwind-seeds" 2>"$T/err"
-rc=$?
-is_rc 0 "the unwinder's seeds are written"
-replay "$UNWIND" "unwinder reproducers and seeds run through the CFI parser and the walk" \
-	"$C"/regress-unwind/* "$T"/unwind-seeds/*
+if sampler_built; then
+	mkdir -p "$T/unwind-seeds"
+	"$top_builddir/tests/fuzz/gen-unwind-seeds" "$T/unwind-seeds" 2>"$T/err"
+	rc=$?
+	is_rc 0 "the unwinder's seeds are written"
+	replay "$UNWIND" "unwinder reproducers and seeds run through the CFI parser and the walk" \
+		"$C"/regress-unwind/* "$T"/unwind-seeds/*
+else
+	skip "the unwinder's reproducers" "the sampler is not built (configure --disable-sampler)"
+fi
 done_testing

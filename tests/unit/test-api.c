@@ -13,6 +13,7 @@
 
 #include "nettrace.h"
 #include "tap.h"
+#include "testutil.h"
 
 /* A byte that is not a valid start of a nettrace stream, and garbage error contents. */
 static const unsigned char junk[64] = {'N', 'o', 't', 'T', 'r', 'a', 'c', 'e'};
@@ -158,7 +159,137 @@ int main(void)
 	is_int(rc, 0, "folded input, unit 0 (samples)");
 	nt_stacks_free(st);
 
-	/* 7. the version is configure's */
+	/* 7. a constructor that fails leaves *out NULL, whatever it held; every nt_X_free()
+	 * accepts NULL (the header's contract for each) */
+	{
+		static const char bad_rules[] = "lok Foo*\n";
+		void *const junkp = (void *)&poison;
+		nt_rules *ru = junkp;
+		ok(nt_rules_parse(&ru, bad_rules, sizeof bad_rules - 1, "t", &err) == NT_EFORMAT &&
+		   ru == NULL, "nt_rules_parse fails: *out NULL");
+		ru = junkp;
+		ok(nt_rules_load(&ru, "/nonexistent/x.rules", &err) == NT_EIO && ru == NULL,
+		   "nt_rules_load fails: *out NULL");
+		nt_subsystems *su = junkp;
+		static const char bad_sub[] = "!bad Foo*\n";
+		ok(nt_subsystems_parse(&su, bad_sub, sizeof bad_sub - 1, "t", &err) < 0 &&
+		   su == NULL, "nt_subsystems_parse fails: *out NULL");
+		nt_reader *rd = junkp;
+		ok(nt_reader_open_mem(&rd, junk, sizeof junk, NULL, &err) < 0 && rd == NULL,
+		   "nt_reader_open_mem fails: *out NULL");
+		nt_writer *wr = junkp;
+		ok(nt_writer_open(&wr, NULL, NULL, NULL, &err) == NT_EINVAL && wr == NULL,
+		   "nt_writer_open fails: *out NULL");
+		nt_rate *ra = junkp;
+		ok(nt_rate_new(&ra, 0, 0, 0, &err) == NT_EINVAL && ra == NULL,
+		   "nt_rate_new fails: *out NULL");
+		nt_profile_opts bad = NT_INIT(nt_profile_opts);
+		bad.sz = 1;
+		nt_profile *pr = junkp;
+		ok(nt_profile_new(&pr, &bad, &err) == NT_EINVAL && pr == NULL,
+		   "nt_profile_new fails: *out NULL");
+		nt_native_opts nbad = NT_INIT(nt_native_opts);
+		nbad.sz = 1;
+		nt_native *na = junkp;
+		ok(nt_native_new(&na, &nbad, &err) == NT_EINVAL && na == NULL,
+		   "nt_native_new fails: *out NULL");
+		nt_live_opts lbad = NT_INIT(nt_live_opts);
+		lbad.window_s = 100000;
+		nt_live *li = junkp;
+		ok(nt_live_new(&li, &lbad, &err) == NT_EINVAL && li == NULL,
+		   "nt_live_new fails: *out NULL");
+		nt_stacks *sk = junkp;
+		ok(nt_stacks_from_folded(&sk, folded, sizeof folded - 1, 99, "t", &err) == NT_EINVAL &&
+		   sk == NULL, "nt_stacks_from_folded fails: *out NULL");
+		nt_store *so = junkp;
+		ok(nt_store_open(&so, "/nonexistent/dir/x.db", NULL, &err) < 0 && so == NULL,
+		   "nt_store_open fails: *out NULL");
+		nt_profile *empty = NULL;
+		ok(nt_profile_new(&empty, NULL, &err) == 0, "empty profile");
+		nt_butterfly *bf = junkp;
+		ok(nt_butterfly_new(&bf, empty, "NoSuchFunction", NULL, &err) < 0 && bf == NULL,
+		   "nt_butterfly_new fails: *out NULL");
+		nt_tree_opts tbad = NT_INIT(nt_tree_opts);
+		tbad.sz = 1;
+		nt_tree *tr = junkp;
+		ok(nt_tree_new(&tr, empty, &tbad, &err) == NT_EINVAL && tr == NULL,
+		   "nt_tree_new fails: *out NULL");
+		nt_profile_free(empty);
+		uint32_t *pids = junkp;
+		size_t npids = 7;
+		nt_error_clear(&err);
+		rc = nt_diag_list(&pids, &npids, &err);
+		ok(rc == 0 ? (npids == 0) == (pids == NULL) : pids == NULL,
+		   "nt_diag_list: *pids NULL exactly when there are none");
+		free(pids);
+
+		nt_reader_free(NULL);
+		nt_writer_free(NULL);
+		nt_rate_free(NULL);
+		nt_pauses_free(NULL);
+		nt_rules_free(NULL);
+		nt_symtab_free(NULL);
+		nt_profile_free(NULL);
+		nt_select_free(NULL);
+		nt_tree_free(NULL);
+		nt_butterfly_free(NULL);
+		nt_stacks_free(NULL);
+		nt_store_free(NULL);
+		nt_native_free(NULL);
+		nt_subsystems_free(NULL);
+		nt_diag_providers_free(NULL);
+		nt_live_free(NULL);
+		nt_membuf_free(NULL);
+		ok(1, "every nt_X_free() accepts NULL");
+	}
+
+	/* 8. a symbol table sealed again after more events: names returned before stay valid,
+	 * and the same frame is the same string (one copy per name, however often it is
+	 * sealed: nettrace-top reseals on every redraw after new methods) */
+	{
+		nt_reader *tr = NULL;
+		nt_symtab *sy = NULL;
+		const char *path = tu_data("traces/perfview/only_managed_samples.nettrace");
+		ok(nt_reader_open_file(&tr, path, NULL, &err) == 0 &&
+		   nt_symtab_new(&sy, 0, &err) == 0, "a trace with rundown, a symbol table");
+		const nt_event *ev;
+		enum { NIP = 64 };
+		uint64_t ips[NIP];
+		size_t nip = 0;
+		while (tr && sy && nt_reader_next(tr, &ev, &err) == 1) {
+			nt_symtab_add_event(sy, ev, nt_reader_header(tr)->pointer_size);
+			for (uint32_t k = 0; k < ev->stack_depth && nip < NIP; k++)
+				ips[nip++] = ev->stack[k];
+		}
+		ok(sy && nt_symtab_seal(sy, &err) == 0 && nt_symtab_methods(sy) > 0,
+		   "sealed: %zu methods", sy ? nt_symtab_methods(sy) : 0);
+		const char *first[NIP];
+		size_t named = 0;
+		for (size_t k = 0; k < nip; k++) {
+			first[k] = nt_symtab_name(sy, ips[k]);
+			named += strcmp(first[k], "?!?") != 0;
+		}
+		ok(named > 0, "%zu of %zu sampled addresses named", named, nip);
+		/* the same events again (every method is then defined twice), sealed twice */
+		nt_reader_free(tr);
+		tr = NULL;
+		ok(nt_reader_open_file(&tr, path, NULL, &err) == 0, "the trace again");
+		while (tr && nt_reader_next(tr, &ev, &err) == 1)
+			nt_symtab_add_event(sy, ev, nt_reader_header(tr)->pointer_size);
+		ok(nt_symtab_seal(sy, &err) == 0 && nt_symtab_seal(sy, &err) == 0, "sealed again");
+		size_t same_ptr = 0, same_text = 0;
+		for (size_t k = 0; k < nip; k++) {
+			const char *again = nt_symtab_name(sy, ips[k]);
+			same_text += strcmp(again, first[k]) == 0;
+			same_ptr += again == first[k];
+		}
+		is_u64(same_text, nip, "every address has the name it had (names kept valid)");
+		is_u64(same_ptr, nip, "and the very same string: one copy per name");
+		nt_reader_free(tr);
+		nt_symtab_free(sy);
+	}
+
+	/* 9. the version is configure's */
 	is_str(nt_version(), PACKAGE_VERSION, "nt_version() is configure.ac's version");
 	return tap_done();
 }
