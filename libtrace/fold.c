@@ -31,9 +31,10 @@ typedef struct fold_ctx {
 	int rc;
 } fold_ctx;
 
-static uint64_t fnv(const char *s, size_t n)
+/* A line's hash (it only places the line in the table: the output is sorted). */
+static uint64_t line_hash(const char *s, size_t n)
 {
-	return nt_fnv1a(NT_FNV1A_BASIS, s, n);
+	return nt_hash_bytes(s, n);
 }
 
 static int bput(fold_ctx *c, const char *s, size_t n)
@@ -62,14 +63,10 @@ static int put_frame(fold_ctx *c, const char *f)
 	size_t at = c->blen;
 	if (bput(c, f, n))
 		return -1;
-	char *dst = c->buf + at;
-	for (size_t i = 0; i < n; i++) {
-		char ch = dst[i];
-		if (ch == ';')
-			dst[i] = ':';
-		else if (ch == '\n' || ch == '\r')
-			dst[i] = ' ';
-	}
+	/* the buffer is NUL-terminated: strcspn() finds the next one, many bytes at a time
+	 * (a loop over every byte was a tenth of the fold's instructions) */
+	for (char *q = c->buf + at; *(q += strcspn(q, ";\n\r")); q++)
+		*q = *q == ';' ? ':' : ' ';
 	return 0;
 }
 
@@ -106,7 +103,7 @@ static uint64_t group_key(const fold_ctx *c, const nt_sample_group *g)
 
 static int add_line(fold_ctx *c, uint64_t samples, double weight, size_t *index)
 {
-	uint64_t h = fnv(c->buf, c->blen);
+	uint64_t h = line_hash(c->buf, c->blen);
 	if ((c->n + 1) * 2 > c->htcap && rehash(c))
 		return -1;
 	size_t k = (size_t)h & (c->htcap - 1);

@@ -6,31 +6,24 @@
 
 static size_t idmap_hash(uint64_t k, size_t mask)
 {
-	return (size_t)nt_mix64(k) & mask;
+	return (size_t)nt_mix64(k) & mask; /* as nt_idmap_get() (internal.h) */
 }
 
 static int idmap_rehash(nt_idmap *m, size_t ncap)
 {
-	uint64_t *keys = calloc(ncap, sizeof *keys);
-	uint32_t *vals = calloc(ncap, sizeof *vals);
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	nt_idslot *slots = calloc(ncap, sizeof *slots);
+	if (!slots)
 		return -1;
-	}
 	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->vals[i])
+		if (!m->slots[i].val)
 			continue;
-		size_t h = idmap_hash(m->keys[i], ncap - 1);
-		while (vals[h])
+		size_t h = idmap_hash(m->slots[i].key, ncap - 1);
+		while (slots[h].val)
 			h = (h + 1) & (ncap - 1);
-		keys[h] = m->keys[i];
-		vals[h] = m->vals[i];
+		slots[h] = m->slots[i];
 	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
+	free(m->slots);
+	m->slots = slots;
 	m->cap = ncap;
 	return 0;
 }
@@ -45,36 +38,19 @@ int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index)
 			return -1;
 	}
 	size_t h = idmap_hash(key, m->cap - 1);
-	while (m->vals[h] && m->keys[h] != key)
+	while (m->slots[h].val && m->slots[h].key != key)
 		h = (h + 1) & (m->cap - 1);
-	if (!m->vals[h])
+	if (!m->slots[h].val)
 		m->n++;
-	m->keys[h] = key;
-	m->vals[h] = (uint32_t)index + 1;
-	return 0;
-}
-
-int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index)
-{
-	if (!m->cap)
-		return 0;
-	size_t h = idmap_hash(key, m->cap - 1);
-	while (m->vals[h]) {
-		if (m->keys[h] == key) {
-			*index = m->vals[h] - 1;
-			return 1;
-		}
-		h = (h + 1) & (m->cap - 1);
-	}
+	m->slots[h].key = key;
+	m->slots[h].val = (uint32_t)index + 1;
 	return 0;
 }
 
 void nt_idmap_free(nt_idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
-	m->keys = NULL;
-	m->vals = NULL;
+	free(m->slots);
+	m->slots = NULL;
 	m->cap = m->n = 0;
 }
 

@@ -114,17 +114,35 @@ uint64_t nt_hash_bytes(const char *s, size_t n);
 
 /* Hash map from 64-bit ids found in files (capture thread ids, V6 thread indexes,
  * metadata ids) to array indexes (hash.c). Lookups must stay O(1): with a linear scan, a
- * file holding n distinct ids costs O(n^2) (a 1 MB file could take minutes). */
+ * file holding n distinct ids costs O(n^2) (a 1 MB file could take minutes). A key and
+ * its value share a slot, so a lookup that misses the cache waits for one line, not two
+ * (the per-sample group lookup of profile.c is one). */
+typedef struct nt_idslot {
+	uint64_t key;
+	uint32_t val; /* index + 1; 0 marks an empty slot */
+} nt_idslot;
 typedef struct nt_idmap {
-	uint64_t *keys;
-	uint32_t *vals; /* index + 1; 0 marks an empty slot */
+	nt_idslot *slots;
 	size_t cap;     /* power of two, or 0 */
 	size_t n;
 } nt_idmap;
 /* Inserts or replaces key -> index (index < UINT32_MAX). Returns 0 or -1 when out of memory. */
 int nt_idmap_put(nt_idmap *m, uint64_t key, size_t index);
 /* Returns 1 and sets *index when key is present, else 0. */
-int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index);
+static inline int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t h = (size_t)nt_mix64(key) & (m->cap - 1);; h = (h + 1) & (m->cap - 1)) {
+		const nt_idslot *e = &m->slots[h];
+		if (!e->val)
+			return 0;
+		if (e->key == key) {
+			*index = e->val - 1;
+			return 1;
+		}
+	}
+}
 void nt_idmap_free(nt_idmap *m);
 
 /* Open-addressed index slots over an array of n entries that each carry their 64-bit

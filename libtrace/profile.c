@@ -60,17 +60,17 @@ typedef struct pstack {
 	uint32_t ncips;
 } pstack;
 
-typedef struct group {
+typedef struct group { /* 48 bytes: the per-sample lookup reads one, mostly from memory */
 	uint32_t session;
 	uint32_t stack;      /* index into p->stacks */
 	uint64_t thread_id;
-	uint8_t bcat;        /* bracket category (NT_CAT_*) or 0xFF none */
-	uint8_t stype;       /* sample type / TraceEvent interval kind (low 4 bits) and the
-				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
 	uint64_t samples;
 	double weight;       /* compat weight in ns (NONE: set when finishing) */
 	double extra_ns;     /* NONE: time charged without a sample (GC pauses), ns */
 	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
+	uint8_t bcat;        /* bracket category (NT_CAT_*) or 0xFF none */
+	uint8_t stype;       /* sample type / TraceEvent interval kind (low 4 bits) and the
+				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
 	uint8_t own_weight;  /* weight given per sample (Universal cpu/cswitch): kept */
 } group;
 
@@ -94,6 +94,8 @@ typedef struct pthread_state {
 	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
 	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
 	int64_t last_group;  /* group of its previous counted sample, -1 none (thread_group) */
+	uint32_t next;       /* index + 1 into p->th of the thread whose event came after
+				this thread's the last time, 0 none (get_thread) */
 	/* the CPU clock of ThreadSample v1 (NONE mode) */
 	int clk_seen;        /* clk_cpu and clk_ns hold its previous sample's clock */
 	uint64_t clk_cpu;    /* CpuTimeNs of that sample */
@@ -123,7 +125,7 @@ typedef struct psession {
 	nt_rate *rate;
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
-	nt_idmap tids;       /* thread id -> index into p->th (after finishing) */
+	nt_idmap tids;       /* thread id -> index into p->th */
 	/* nt_event.stack_key -> interned stack: the key's low half indexes the cache, the high
 	 * half (the reader's stack generation) invalidates it, so a sample whose stack was
 	 * seen in the current region costs no hashing of its IPs */
@@ -156,6 +158,7 @@ struct nt_profile {
 
 	pthread_state *th;
 	size_t nth, thcap;
+	uint32_t last_th;     /* index + 1 of the thread of the previous get_thread(), 0 none */
 
 	const char **names;   /* resolved frame names of all stacks (after finish) */
 	size_t nnames, namescap;
@@ -435,26 +438,40 @@ static int64_t get_group(nt_profile *p, uint32_t session, uint32_t stack, uint64
 	return (int64_t)p->ngroups++;
 }
 
+/* The thread state of tid in session (the last one read), created on first sight; NULL
+ * when out of memory. Events come in rounds that visit the threads in the same order (the
+ * runtime's sampler walks its thread list), so the thread that followed the previous
+ * event's thread last time is tried first: one comparison, where the id map costs a hash
+ * and a probe that may miss the cache. */
 static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 {
-	/* Threads are few (tens to thousands); search from the end, where the current
-	 * session's threads are. */
-	for (size_t i = p->nth; i-- > 0;) {
-		if (p->th[i].session != session)
-			break;
-		if (p->th[i].tid == tid)
-			return &p->th[i];
+	pthread_state *prev = p->last_th ? &p->th[p->last_th - 1] : NULL;
+	if (prev && prev->next) {
+		pthread_state *t = &p->th[prev->next - 1];
+		if (t->tid == tid && t->session == session) {
+			p->last_th = prev->next;
+			return t;
+		}
 	}
-	if (nt_grow((void **)&p->th, &p->thcap, p->nth + 1, sizeof(pthread_state)))
-		return NULL;
-	pthread_state *t = &p->th[p->nth++];
-	memset(t, 0, sizeof *t);
-	t->tid = tid;
-	t->session = session;
-	t->te_cpu_group = t->te_block_group = -1;
-	t->last_group = -1;
-	t->last_stack = -1;
-	return t;
+	size_t i;
+	if (!nt_idmap_get(&p->s[session].tids, tid, &i)) {
+		if (nt_grow((void **)&p->th, &p->thcap, p->nth + 1, sizeof(pthread_state)) ||
+		    nt_idmap_put(&p->s[session].tids, tid, p->nth))
+			return NULL;
+		i = p->nth++;
+		pthread_state *t = &p->th[i];
+		memset(t, 0, sizeof *t);
+		t->tid = tid;
+		t->session = session;
+		t->te_cpu_group = t->te_block_group = -1;
+		t->last_group = -1;
+		t->last_stack = -1;
+		prev = p->last_th ? &p->th[p->last_th - 1] : NULL; /* p->th may have moved */
+	}
+	if (prev)
+		prev->next = (uint32_t)i + 1;
+	p->last_th = (uint32_t)i + 1;
+	return &p->th[i];
 }
 
 /* get_group() for a sample of thread t. A thread often stays in one stack from sample to
@@ -1388,14 +1405,12 @@ static pthread_state *find_thread(nt_profile *p, uint32_t session, uint64_t tid)
 
 static int final_category(const nt_profile *p, const group *g);
 
-/* Per thread: the id map, the time on a CPU (hide_idle, nt_profile_thread_oncpu) and the
+/* Per thread: the time on a CPU (hide_idle, nt_profile_thread_oncpu) and the
  * name filter. Returns 0 or -1 when out of memory. */
 static int threads_finish(nt_profile *p)
 {
 	for (size_t i = 0; i < p->nth; i++) {
 		pthread_state *t = &p->th[i];
-		if (nt_idmap_put(&p->s[t->session].tids, t->tid, i))
-			return -1;
 		t->keep = 1;
 		if (!p->o.nthread_patterns)
 			continue;

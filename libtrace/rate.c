@@ -10,7 +10,7 @@
  * drifts with the thread count (observed medians 1.34-2.0 ms for 1 ms declared; 5.3 ms and
  * 33 ms in older Windows traces).
  *
- * Sections, in order: constants and thresholds; id maps; histograms; the gap heap;
+ * Sections, in order: constants and thresholds; state; histograms; the gap heap;
  * streaming (nt_rate_add: round grouping); finalisation (nt_rate_result: gaps, statistics,
  * schedule guess); the public API.
  *
@@ -66,19 +66,22 @@
 #define RT_EWMA_W (1.0 / 32.0)
 #define RT_LOG_CLIP RT_LN4
 
-/* log() of deltas, memoised: nt_rate_add() needs ln(delta) for every sample (rule (b) and
- * the EWMAs), and the libm call was a tenth of nettrace-fold. In-round deltas repeat (a
- * few microseconds of stack walk: a few thousand distinct tick counts even at 1 GHz), so a
- * direct-mapped table of recent ones answers most calls; its values are log()'s own, so
- * the results are bit-identical. 2^13 entries (128 KiB) caught 93% on a generated 1 GHz
- * trace, where 2^10 caught 30%. */
-#define RT_LOG_BITS 13
-/* A delta next to its log(): one cache line per lookup, not two (the table is larger than
- * the L1 cache, and the two lookups were two thirds of nt_rate_add()). */
-typedef struct rt_logent {
-	uint32_t key; /* delta in ticks, 0: empty slot */
-	double val;
-} rt_logent;
+/* ln(delta) without libm: nt_rate_add() needs it for every sample (rule (b) and the
+ * EWMAs); log() was a tenth of nettrace-fold, and a memo table of recent deltas that
+ * replaced it missed the L1 cache on most lookups (13% of the fold). delta = m * 2^e with
+ * m in [1, 2); the top RT_LN_BITS bits of m pick c near m from a small table holding 1/c
+ * and -log(1/c) (from libm at start-up), so ln(delta) = e ln 2 - log(1/c) + ln(1 + u)
+ * with u = m/c - 1, |u| < 2^-(RT_LN_BITS+1), and five terms of the series of ln(1 + u)
+ * leave an error below u^6/6 < 1e-17: the result is within a few ulps of log()'s. The
+ * round decisions compare it with thresholds that are means of such values, so they can
+ * differ from log()'s only for a delta within ~1e-15 of a threshold (a tick is a relative
+ * 1e-5 of a 100 us threshold at 1 GHz): the inferred rates of every trace in data/ and of
+ * the generated benchmark traces are unchanged. 2^8 entries of 16 bytes: 4 KiB. */
+#define RT_LN_BITS 8
+typedef struct rt_lnent {
+	double inv; /* 1 / c, c the middle of the entry's mantissa interval */
+	double neg_log_inv; /* -log(inv) */
+} rt_lnent;
 
 /* Mantissa bits that rt_bin_fast() looks up: 2^10 entries of 8 bytes, each spanning 0.42
  * bins. */
@@ -104,91 +107,16 @@ typedef struct rt_logent {
 #define RT_POISSON_GAP_ALPHA 0.01
 
 /* ---------------------------------------------------------------------------------------
- * Id maps: open addressing, linear probing, uint64 id -> index into an entry array.
- * ------------------------------------------------------------------------------------- */
-
-typedef struct rt_map {
-	uint64_t *keys; /* ids */
-	uint32_t *vals; /* entry index + 1; 0 marks an empty slot */
-	size_t cap;     /* slots, a power of two (0 before the first insert) */
-	size_t n;       /* used slots */
-} rt_map;
-
-static size_t rt_hash(uint64_t x)
-{
-	/* splitmix64 finaliser: thread ids are often multiples of 4 or 8 */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (size_t)x;
-}
-
-/* Index stored for id, or -1. */
-static long rt_map_find(const rt_map *m, uint64_t id)
-{
-	if (!m->cap)
-		return -1;
-	for (size_t i = rt_hash(id) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->vals[i])
-			return -1;
-		if (m->keys[i] == id)
-			return (long)m->vals[i] - 1;
-	}
-}
-
-static void rt_map_put_slot(rt_map *m, uint64_t id, uint32_t val)
-{
-	size_t i = rt_hash(id) & (m->cap - 1);
-	while (m->vals[i])
-		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = id;
-	m->vals[i] = val;
-}
-
-/* Adds id -> idx (id must be absent). Returns 0, or -1 when out of memory. */
-static int rt_map_insert(rt_map *m, uint64_t id, uint32_t idx)
-{
-	if (2 * (m->n + 1) > m->cap) { /* keep the load at most 1/2 */
-		size_t ncap = m->cap ? 2 * m->cap : 64;
-		uint64_t *nk = calloc(ncap, sizeof *nk);
-		uint32_t *nv = calloc(ncap, sizeof *nv);
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		rt_map old = *m;
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = ncap;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.vals[i])
-				rt_map_put_slot(m, old.keys[i], old.vals[i]);
-		free(old.keys);
-		free(old.vals);
-	}
-	rt_map_put_slot(m, id, idx + 1);
-	m->n++;
-	return 0;
-}
-
-static void rt_map_free(rt_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-/* ---------------------------------------------------------------------------------------
  * State
  * ------------------------------------------------------------------------------------- */
 
 /* One sampled thread. */
 typedef struct rt_thread {
+	uint64_t id;
 	uint64_t last_ts;      /* timestamp of its previous sample */
 	uint64_t round_serial; /* capture-thread round its previous sample belonged to */
 	uint32_t cap;          /* index of the capture thread that sampled it last */
+	uint32_t next;         /* index + 1 of the thread sampled after it last time, 0 none */
 } rt_thread;
 
 /* One capture (sampler) thread: its own stream of rounds. */
@@ -225,6 +153,7 @@ struct nt_rate {
 	uint64_t freq;          /* ticks per second, > 0 */
 	uint64_t sync_qpc;      /* session start, ticks */
 	long double ns_per_tick;
+	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
 	double log_half_declared; /* ln(declared / 2 in ticks), HUGE_VAL if no declared period */
 
 	uint64_t samples;       /* fed, including ignored ones */
@@ -259,12 +188,13 @@ struct nt_rate {
 	uint64_t adm_ticks;     /* admission threshold (0: everything, at first) */
 	uint64_t max_delta;     /* longest delta, ticks */
 
-	rt_map thread_map;
+	nt_idmap thread_map;    /* thread id -> index into threads */
 	rt_thread *threads;
 	size_t nthreads, cthreads;
 	uint64_t untracked;     /* samples of threads beyond RT_MAX_THREADS or lost to ENOMEM */
+	uint32_t last_thread;   /* index + 1 of the previous sample's thread, 0 none */
 
-	rt_map cap_map;
+	nt_idmap cap_map;       /* capture thread id -> index into caps */
 	rt_capture *caps;
 	size_t ncaps, ccaps;
 	long last_cap;          /* index of the previous sample's capture thread, -1 if none */
@@ -272,7 +202,7 @@ struct nt_rate {
 
 	double *edges;          /* RT_BINS_PER_DECADE * RT_DECADES + 1 regular bin edges and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
-	rt_logent *logs;        /* 2^RT_LOG_BITS deltas and their log() (rt_log) */
+	rt_lnent *lns;          /* 2^RT_LN_BITS mantissa intervals (rt_log) */
 
 	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
 	size_t rescap;
@@ -286,6 +216,13 @@ struct nt_rate {
 static double rt_ns(const nt_rate *rt, long double ticks)
 {
 	return (double)(ticks * rt->ns_per_tick);
+}
+
+/* rt_ns() of a tick count, which on a 1 GHz clock is the count itself (the long double
+ * product by 1 rounds to the same double). */
+static double rt_ns_u(const nt_rate *rt, uint64_t ticks)
+{
+	return rt->ns_ticks ? (double)ticks : rt_ns(rt, ticks);
 }
 
 static size_t rt_bin(double ns)
@@ -456,7 +393,7 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 		rt->min_delta = d;
 	if (d > rt->max_delta)
 		rt->max_delta = d;
-	rt->hist[rt_bin_fast(rt, rt_ns(rt, d))]++;
+	rt->hist[rt_bin_fast(rt, rt_ns_u(rt, d))]++;
 	/* the admission threshold follows the median, from the histogram every RT_ADM_EVERY
 	 * deltas (a scan of its bins: a few ns per delta) once RT_ADM_FIRST are in */
 	if (rt->ndeltas >= RT_ADM_FIRST && rt->ndeltas % RT_ADM_EVERY == 0) {
@@ -468,19 +405,21 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 	rt_heap_offer(rt, d, start);
 }
 
-/* log((double)d) for d >= 1, through the memo table (see RT_LOG_BITS). */
-static double rt_log(nt_rate *rt, uint64_t d)
+/* ln(d) for d >= 1 (see RT_LN_BITS). */
+static double rt_log(const nt_rate *rt, uint64_t d)
 {
-	if (d > UINT32_MAX)
-		return log((double)d);
-	/* Fibonacci hashing: tick counts of coarse clocks share their low bits */
-	size_t i = (size_t)((d * 0x9E3779B97F4A7C15ull) >> (64 - RT_LOG_BITS));
-	rt_logent *e = &rt->logs[i];
-	if (e->key != (uint32_t)d) {
-		e->key = (uint32_t)d;
-		e->val = log((double)d);
-	}
-	return e->val;
+	double v = (double)d;
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	int e = (int)(bits >> 52) - 1023; /* d >= 1: v is normal, e in 0..64 */
+	size_t top = (size_t)(bits >> (52 - RT_LN_BITS)) & (((size_t)1 << RT_LN_BITS) - 1);
+	uint64_t mbits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+	double m;
+	memcpy(&m, &mbits, sizeof m);
+	const rt_lnent *t = &rt->lns[top];
+	double u = m * t->inv - 1.0;
+	double p = u * (1.0 - u * (0.5 - u * (1.0 / 3 - u * (0.25 - u * 0.2))));
+	return (double)e * RT_LN2 + t->neg_log_inv + p;
 }
 
 /* Moves an EWMA of ln(delta ticks) towards x = ln(delta), delta floored at 1 tick. */
@@ -537,13 +476,14 @@ static long rt_capture_get(nt_rate *rt, uint64_t id)
 {
 	if (rt->last_cap >= 0 && rt->last_cap_id == id)
 		return rt->last_cap;
-	long i = rt_map_find(&rt->cap_map, id);
+	size_t ix;
+	long i = nt_idmap_get(&rt->cap_map, id, &ix) ? (long)ix : -1;
 	if (i < 0) {
 		if (rt->ncaps >= RT_MAX_CAPTURES)
 			return -1;
 		if (nt_grow((void **)&rt->caps, &rt->ccaps, rt->ncaps + 1, sizeof *rt->caps))
 			return -1;
-		if (rt_map_insert(&rt->cap_map, id, (uint32_t)rt->ncaps))
+		if (nt_idmap_put(&rt->cap_map, id, rt->ncaps))
 			return -1;
 		memset(&rt->caps[rt->ncaps], 0, sizeof rt->caps[0]);
 		rt_update_threshold(rt, &rt->caps[rt->ncaps]);
@@ -554,21 +494,39 @@ static long rt_capture_get(nt_rate *rt, uint64_t id)
 	return i;
 }
 
-/* Entry of a sampled thread, created on first sight (*fresh = 1); NULL if untracked. */
+/* Entry of a sampled thread, created on first sight (*fresh = 1); NULL if untracked. The
+ * sampler walks the threads in the same order every round, so the thread that followed
+ * the previous sample's thread last time is tried first: one comparison instead of a
+ * hash probe into a table that may not be in the cache. */
 static rt_thread *rt_thread_get(nt_rate *rt, uint64_t id, int *fresh)
 {
-	long i = rt_map_find(&rt->thread_map, id);
 	*fresh = 0;
-	if (i >= 0)
-		return &rt->threads[i];
-	if (rt->nthreads >= RT_MAX_THREADS)
-		return NULL;
-	if (nt_grow((void **)&rt->threads, &rt->cthreads, rt->nthreads + 1, sizeof *rt->threads))
-		return NULL;
-	if (rt_map_insert(&rt->thread_map, id, (uint32_t)rt->nthreads))
-		return NULL;
-	*fresh = 1;
-	return &rt->threads[rt->nthreads++];
+	rt_thread *prev = rt->last_thread ? &rt->threads[rt->last_thread - 1] : NULL;
+	if (prev && prev->next && rt->threads[prev->next - 1].id == id) {
+		rt->last_thread = prev->next;
+		return &rt->threads[prev->next - 1];
+	}
+	size_t ix;
+	long i = nt_idmap_get(&rt->thread_map, id, &ix) ? (long)ix : -1;
+	if (i < 0) {
+		if (rt->nthreads >= RT_MAX_THREADS)
+			return NULL;
+		if (nt_grow((void **)&rt->threads, &rt->cthreads, rt->nthreads + 1,
+			    sizeof *rt->threads))
+			return NULL;
+		if (nt_idmap_put(&rt->thread_map, id, rt->nthreads))
+			return NULL;
+		/* nt_grow() may have moved the array */
+		prev = rt->last_thread ? &rt->threads[rt->last_thread - 1] : NULL;
+		i = (long)rt->nthreads++;
+		memset(&rt->threads[i], 0, sizeof rt->threads[i]);
+		rt->threads[i].id = id;
+		*fresh = 1;
+	}
+	if (prev)
+		prev->next = (uint32_t)i + 1;
+	rt->last_thread = (uint32_t)i + 1;
+	return &rt->threads[i];
 }
 
 void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
@@ -634,7 +592,7 @@ void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t c
 			if (rt->tcount == 0 || td > rt->tmax)
 				rt->tmax = td;
 			rt->tcount++;
-			rt->thist[rt_bin_fast(rt, rt_ns(rt, td))]++;
+			rt->thist[rt_bin_fast(rt, rt_ns_u(rt, td))]++;
 		}
 		t->last_ts = timestamp;
 		t->cap = (uint32_t)ci;
@@ -827,6 +785,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 	rt->freq = freq;
 	rt->sync_qpc = sync_qpc;
 	rt->ns_per_tick = 1e9L / (long double)freq;
+	rt->ns_ticks = rt->ns_per_tick == 1.0L;
 	rt->log_half_declared = HUGE_VAL;
 	if (declared_ns) {
 		long double t = (long double)declared_ns / rt->ns_per_tick / 2;
@@ -849,9 +808,15 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		for (size_t i = 0; i < (size_t)1 << RT_MANT_BITS; i++)
 			rt->mant_bins[i] = RT_BINS_PER_DECADE *
 					   log10(1 + (double)i / (double)((size_t)1 << RT_MANT_BITS));
-	rt->logs = calloc((size_t)1 << RT_LOG_BITS, sizeof *rt->logs);
+	rt->lns = malloc(((size_t)1 << RT_LN_BITS) * sizeof *rt->lns);
+	if (rt->lns)
+		for (size_t i = 0; i < (size_t)1 << RT_LN_BITS; i++) {
+			double c = 1 + ((double)i + 0.5) / (double)((size_t)1 << RT_LN_BITS);
+			rt->lns[i].inv = 1 / c;
+			rt->lns[i].neg_log_inv = -log(rt->lns[i].inv);
+		}
 	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
-	    !rt->edges || !rt->mant_bins || !rt->logs)
+	    !rt->edges || !rt->mant_bins || !rt->lns)
 		goto fail;
 	*out = rt;
 	return 0;
@@ -906,10 +871,10 @@ void nt_rate_free(nt_rate *rt)
 	free(rt->res_gaps);
 	free(rt->edges);
 	free(rt->mant_bins);
-	free(rt->logs);
-	rt_map_free(&rt->thread_map);
+	free(rt->lns);
+	nt_idmap_free(&rt->thread_map);
 	free(rt->threads);
-	rt_map_free(&rt->cap_map);
+	nt_idmap_free(&rt->cap_map);
 	free(rt->caps);
 	free(rt);
 }

@@ -66,6 +66,7 @@ typedef struct gen_opts {
 	int nthreads;        /* sampled threads */
 	double spread_ns;    /* time from a round's first sample to its last */
 	int subset;          /* each thread present in a round with p = 1/2 */
+	int shuffle;         /* threads in a new random order each round (else fixed) */
 	int same_ts;         /* every sample of a round has the round's timestamp */
 	uint64_t freq;       /* ticks per second */
 	uint64_t base;       /* tick of the first round */
@@ -168,6 +169,14 @@ static void generate(const gen_opts *o, sample **out, size_t *n, size_t *cap, tr
 		 * (+-1/4 spacing jitter) over spread_ns, threads in a fixed order */
 		int m = 0;
 		double spacing = o->nthreads > 1 ? o->spread_ns / (o->nthreads - 1) : 0, off = 0;
+		int perm[64];
+		for (int j = 0; j < o->nthreads && j < 64; j++)
+			perm[j] = j;
+		for (int j = o->nthreads < 64 ? o->nthreads : 64; o->shuffle && j > 1; j--) {
+			int i = (int)(rng_unif(&r) * j), tmp = perm[i < j ? i : j - 1];
+			perm[i < j ? i : j - 1] = perm[j - 1];
+			perm[j - 1] = tmp;
+		}
 		for (int j = 0; j < o->nthreads; j++) {
 			int last = j == o->nthreads - 1;
 			if (o->subset && rng_unif(&r) < 0.5 && !(last && m == 0))
@@ -182,7 +191,7 @@ static void generate(const gen_opts *o, sample **out, size_t *n, size_t *cap, tr
 			}
 			sample *s = &(*out)[(*n)++];
 			s->ts = start + ticks_of(o, off);
-			s->tid = o->tid0 + 4 * (uint64_t)j;
+			s->tid = o->tid0 + 4 * (uint64_t)(o->shuffle && j < 64 ? perm[j] : j);
 			s->cap = o->cap;
 			tr->last_ts = s->ts;
 			tr->samples++;
@@ -528,6 +537,15 @@ static void test_rate_thread_subsets(void)
 	o.schedule = SCH_POISSON;
 	o.seed = 403;
 	check_session("poisson 1 ms, random thread subsets", &o, "poisson", 0, 0);
+	/* rate.c tries the thread that followed the previous one last round first: a new
+	 * order every round (and subsets on top) must find the same threads and rounds */
+	o = default_opts();
+	o.shuffle = 1;
+	o.seed = 404;
+	check_session("fixed 1 ms, threads shuffled each round", &o, "fixed", 1, 1);
+	o.subset = 1;
+	o.seed = 405;
+	check_session("fixed 1 ms, shuffled thread subsets", &o, "fixed", 1, 1);
 }
 
 /* Coarse clocks or writers that stamp a whole round with one time. */
