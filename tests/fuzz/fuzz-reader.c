@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	run(data, size, 0, &ts);
 	run(data, size, NT_READ_FILE_ORDER, &fo);
-	/* Timestamp order alone may run out of its queue budget (reader.c MAX_QUEUED_BYTES). */
+	/* Timestamp order alone may run out of its queue budget (reader-event.c MAX_QUEUED_BYTES). */
 	if (ts.rc == NT_ELIMIT && fo.rc >= 0)
 		return 0;
 	if (ts.rc != fo.rc || ts.err.code != fo.err.code || ts.err.offset != fo.err.offset ||

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: MIT */
+/* reader-event.c - the reader's per-event path: compressed and uncompressed event
+ * headers (and a fast path for the common compressed V5 ones), an event block decoded one
+ * event at a time (file order) or whole into the queues (timestamp order), the tick to
+ * nanosecond conversion, the delivered nt_event, and nt_reader_next. One file so that the
+ * fast path is inlined into the loop that calls it. */
+#include "reader-int.h"
+#include "reader-order.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ event headers */
+
+/* nt_cur_varu64 and nt_cur_varu32 with a fast path for the common case of at least 10
+ * bytes left in the block (no per-byte bounds check; one-byte values return at once).
+ * Same values, same failures and same cursor position after a failure (the callers
+ * name that offset in their messages), so they can replace each other anywhere. */
+static inline int rd_varu64(nt_cursor *c, uint64_t *out)
+{
+	if (c->len - c->pos < 10)
+		return nt_cur_varu64(c, out);
+	const uint8_t *p = c->p + c->pos;
+	if (p[0] < 0x80) {
+		*out = p[0];
+		c->pos++;
+		return 0;
+	}
+	uint64_t v = p[0] & 0x7f;
+	for (unsigned i = 1; i < 10; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*out = v;
+			c->pos += i + 1;
+			return 0;
+		}
+	}
+	c->pos += 10;
+	return -2;
+}
+
+static inline int rd_varu32(nt_cursor *c, uint32_t *out)
+{
+	uint64_t v;
+	int rc = rd_varu64(c, &v);
+	if (rc == 0)
+		*out = (uint32_t)v;
+	return rc;
+}
+
+/* Decodes one event header at c into e, updating the compressed-header state prev.
+ * Returns 0, or < 0 with err set. */
+int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
+		      nt_error *err)
+{
+	uint64_t off = nt_cur_offset(c);
+	e->offset = off;
+	if (compressed) {
+		/* The header state is decoded in locals, then stored to e (a copy of the
+		 * previous header for the other fields) and back to prev. (Copying a struct
+		 * right after storing some of its fields makes 16-byte loads of 4- and 8-byte
+		 * stores still in flight: store forwarding fails, and that stall was most of a
+		 * header's cost; stores of locals cannot be merged into such loads.) */
+		uint8_t flags;
+		uint32_t u32;
+		uint64_t u64;
+		if (nt_cur_u8(c, &flags))
+			goto trunc;
+		uint32_t meta_id = prev->meta_id, seq = prev->seq, processor = prev->processor;
+		uint32_t stack_id = prev->stack_id, label_id = prev->label_id;
+		uint32_t payload_len = prev->payload_len;
+		uint64_t capture_tid = prev->capture_thread_id, tid = prev->thread_id;
+		uint64_t ts = prev->timestamp;
+		/* Every other field of e is stored below or by the callers (meta, stack, order,
+		 * payload position) before it is read, except the activity ids, which a flag
+		 * may leave as they were: copy those, not the whole 144-byte entry. */
+		memcpy(e->activity_id, prev->activity_id, 16);
+		memcpy(e->related_activity_id, prev->related_activity_id, 16);
+		if (flags & 0x01) {
+			if (rd_varu32(c, &u32))
+				goto bad;
+			meta_id = u32;
+		}
+		if (flags & 0x02) {
+			if (rd_varu32(c, &u32))
+				goto bad;
+			seq = seq + u32 + 1; /* uint32 wrap-around */
+			if (rd_varu64(c, &u64))
+				goto bad;
+			capture_tid = u64;
+			if (rd_varu32(c, &u32))
+				goto bad;
+			processor = u32;
+		} else if (meta_id != 0) {
+			seq = seq + 1;
+		}
+		if (flags & 0x04) {
+			if (rd_varu64(c, &u64))
+				goto bad;
+			tid = u64;
+		}
+		if (flags & 0x08) {
+			if (rd_varu32(c, &u32))
+				goto bad;
+			stack_id = u32;
+		}
+		if (rd_varu64(c, &u64))
+			goto bad;
+		if (u64 >= 0x8000000000000000ull)
+			r->stats.negative_ts_deltas++;
+		ts += u64; /* modulo 2^64 */
+		if (!r->v6) {
+			const uint8_t *g;
+			if (flags & 0x10) {
+				if (nt_cur_bytes(c, 16, &g))
+					goto trunc;
+				memcpy(e->activity_id, g, 16);
+				memcpy(prev->activity_id, g, 16);
+			}
+			if (flags & 0x20) {
+				if (nt_cur_bytes(c, 16, &g))
+					goto trunc;
+				memcpy(e->related_activity_id, g, 16);
+				memcpy(prev->related_activity_id, g, 16);
+			}
+		} else if (flags & 0x10) {
+			if (rd_varu32(c, &u32))
+				goto bad;
+			label_id = u32;
+		}
+		if (flags & 0x80) {
+			if (rd_varu32(c, &u32))
+				goto bad;
+			payload_len = u32;
+		}
+		prev->offset = off;
+		e->meta_id = prev->meta_id = meta_id;
+		e->seq = prev->seq = seq;
+		e->capture_thread_id = prev->capture_thread_id = capture_tid;
+		e->processor = prev->processor = processor;
+		e->thread_id = prev->thread_id = tid;
+		e->stack_id = prev->stack_id = stack_id;
+		e->timestamp = prev->timestamp = ts;
+		e->label_id = prev->label_id = label_id;
+		e->payload_len = prev->payload_len = payload_len;
+		e->sorted = (flags & 0x40) ? 1 : 0; /* per event: prev->sorted stays 0 */
+		return 0;
+	}
+	/* Uncompressed (spec §3.3 / §7.3). */
+	uint32_t size, mid, seq, proc, stack, plen, label = 0;
+	uint64_t tid, ctid, ts;
+	size_t start = c->pos;
+	if (nt_cur_u32(c, &size))
+		goto trunc;
+	size_t after_size = c->pos;
+	if (size > nt_cur_left(c))
+		return ntr_err(r, err, off, "event size %" PRIu32 " exceeds the block (%zu bytes left)",
+			       size, nt_cur_left(c));
+	if (nt_cur_u32(c, &mid) || nt_cur_u32(c, &seq) || nt_cur_u64(c, &tid) ||
+	    nt_cur_u64(c, &ctid) || nt_cur_u32(c, &proc) || nt_cur_u32(c, &stack) ||
+	    nt_cur_u64(c, &ts))
+		goto trunc;
+	memset(e, 0, sizeof *e);
+	e->offset = off;
+	if (!r->v6) {
+		const uint8_t *g;
+		if (nt_cur_bytes(c, 16, &g))
+			goto trunc;
+		memcpy(e->activity_id, g, 16);
+		if (nt_cur_bytes(c, 16, &g))
+			goto trunc;
+		memcpy(e->related_activity_id, g, 16);
+	} else if (nt_cur_u32(c, &label)) {
+		goto trunc;
+	}
+	if (nt_cur_u32(c, &plen))
+		goto trunc;
+	e->meta_id = mid & 0x7FFFFFFFu;
+	e->sorted = (mid & 0x80000000u) ? 0 : 1; /* bit 31 set = NOT sorted */
+	e->seq = seq;
+	e->thread_id = tid;
+	e->capture_thread_id = ctid;
+	e->processor = proc;
+	e->stack_id = stack;
+	e->timestamp = ts;
+	e->label_id = label;
+	e->payload_len = plen;
+	if ((size_t)(c->pos - after_size) > size)
+		return ntr_err(r, err, off, "event size %" PRIu32 " is smaller than its %zu-byte header",
+			       size, (size_t)(c->pos - after_size));
+	if (plen > size - (c->pos - after_size))
+		return ntr_err(r, err, off,
+			       "event payload size %" PRIu32 " exceeds its event size %" PRIu32, plen,
+			       size);
+	/* Remember where the next event starts (EventSize covers header rest + payload +
+	 * padding); the caller reads the payload then jumps there. */
+	e->payload_off = start + 4 + size;
+	return 0;
+bad:
+	return ntr_err(r, err, nt_cur_offset(c), "bad varint in event header at blob offset %" PRIu64,
+		       off);
+trunc:
+	return ntr_err(r, err, nt_cur_offset(c), "event header ends past the end of the block");
+}
+
+static qev *queue_slot(cthread *t)
+{
+	if (t->cap == 0)
+		return NULL;
+	if (t->head == t->len)
+		t->head = t->len = t->arena_len = t->arena_base = 0;
+	if (t->len - t->head == t->cap && ntr_queue_grow(t))
+		return NULL;
+	return &QI(t, t->len);
+}
+/* Decodes the next event of the current block into *e (payload pointer *pp). Returns 1
+ * with an event, 0 at the end of the block, < 0 on error. Metadata ids must be known. */
+static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *err)
+{
+	nt_cursor *c = &r->blk;
+	if (nt_cur_left(c) == 0)
+		return 0;
+	int rc = ntr_decode_header(r, c, r->blk_compressed, &r->prev, e, err);
+	if (rc)
+		return rc;
+	if (nt_cur_bytes(c, e->payload_len, pp))
+		return ntr_err(r, err, e->offset,
+			       "event payload size %" PRIu32 " exceeds the block (%zu bytes left)",
+			       e->payload_len, nt_cur_left(c));
+	if (!r->blk_compressed)
+		c->pos = e->payload_off;
+	e->process_id = r->hdr.process_id;
+	if (r->v6) {
+		e->capture_thread_id = ntr_v6_tid(r, e->capture_thread_id);
+		e->process_id = ntr_v6_pid(r, e->thread_id);
+		e->thread_id = ntr_v6_tid(r, e->thread_id);
+		if (e->label_id && e->label_id <= r->nlabels) {
+			memcpy(e->activity_id, r->labels[e->label_id - 1].activity_id, 16);
+			memcpy(e->related_activity_id, r->labels[e->label_id - 1].related_activity_id, 16);
+		}
+	}
+	if (e->meta_id == 0 && !r->v6)
+		return ntr_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
+	if (!r->meta_last || e->meta_id != r->meta_last_id) {
+		r->meta_last = nt_meta_lookup(r->meta, e->meta_id);
+		r->meta_last_id = e->meta_id;
+	}
+	e->meta = r->meta_last;
+	if (!e->meta)
+		return ntr_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
+			       e->meta_id);
+	/* Resolve the stack now, as file order does: in timestamp order the event may be
+	 * dispatched after a later StackBlock of the same region redefined its id. The
+	 * offsets stay valid until the region's stacks are reset, after its last dispatch. */
+	size_t si = 0;
+	int found = 0;
+	e->stack_ok = 0;
+	e->stack_slot = 0;
+	e->stack_off = 0;
+	e->stack_depth = 0;
+	if (e->stack_id && !r->stacks_sparse) {
+		/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
+		found = e->stack_id <= r->nstacks;
+		si = (size_t)e->stack_id - 1;
+	} else if (e->stack_id) {
+		found = nt_idmap_get(&r->stack_map, e->stack_id, &si);
+	}
+	if (found) {
+		e->stack_ok = 1;
+		e->stack_slot = (uint32_t)si + 1; /* si < nstacks <= ids in 32 bits */
+		e->stack_off = r->stacks[si].off;
+		e->stack_depth = r->stacks[si].depth;
+	} else if (e->stack_id) {
+		r->stats.missing_stacks++;
+	}
+	r->stats.events++;
+	if (e->sorted)
+		r->stats.events_sorted++;
+	if (r->stats.events == 1 || e->timestamp < r->stats.first_timestamp)
+		r->stats.first_timestamp = e->timestamp;
+	if (e->timestamp > r->stats.last_timestamp)
+		r->stats.last_timestamp = e->timestamp;
+	cthread *t = ntr_thread(r, e->capture_thread_id);
+	if (!t)
+		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
+	ntr_account_seq(r, t, e->seq);
+	return 1;
+}
+/* Timestamp order holds events until a sorted event or a sequence point allows them out.
+ * The runtime sets the sorted flag at every capture-thread switch and writes a sequence
+ * point every ~10 MB, so little is ever queued; a file without either (or a gzip input
+ * that inflates to millions of 2-byte events, ~160 bytes each once queued) would queue
+ * without bound. Past this limit, timestamp order fails; file order needs no queue. */
+#define MAX_QUEUED_BYTES ((uint64_t)512 << 20)
+
+/* Decodes a whole event block into the queues (timestamp-order mode). Fails with
+ * NT_ELIMIT when the queues exceed MAX_QUEUED_BYTES. */
+
+static inline int fast_qev(nt_reader *r, qev *e, const uint8_t **pp);
+
+static int queue_event_block(nt_reader *r, nt_error *err)
+{
+	qev e;
+	const uint8_t *p;
+	int rc;
+	for (;;) {
+		/* Decode straight into the next slot of the previous event's capture thread,
+		 * nearly always this event's too (the sampler's). Building the event on the
+		 * stack and copying it in stalled on store forwarding (16-byte loads of fields
+		 * just stored) for a third of the time of this mode. */
+		qev *d = NULL;
+		if (r->last_thread < r->nthreads)
+			d = queue_slot(&r->threads[r->last_thread]);
+		if (!d)
+			d = &e;
+		if (!(r->blk_fast && fast_qev(r, d, &p)) &&
+		    (rc = block_next_event(r, d, &p, err)) != 1)
+			break;
+		if (d->sorted && (!r->have_bound || d->timestamp > r->bound)) {
+			r->bound = d->timestamp;
+			r->have_bound = 1;
+		}
+		uint64_t off = d->offset;
+		rc = ntr_enqueue(r, d, p, err);
+		if (rc)
+			return rc;
+		if (r->queued_bytes > MAX_QUEUED_BYTES) {
+			r->failed = 1;
+			return nt_fail(err, NT_ELIMIT, off,
+				       "%zu events (%" PRIu64 " MiB) wait for a sorted event or sequence "
+				       "point, over the %" PRIu64 " MiB limit of timestamp order; read in "
+				       "file order",
+				       r->queued, r->queued_bytes >> 20, MAX_QUEUED_BYTES >> 20);
+		}
+	}
+	return rc;
+}
+/* ------------------------------------------------------------------ dispatch */
+
+
+/* ns since session start of tick count ts: split to avoid overflow of delta * 1e9.
+ * Timestamps and the frequency are untrusted, so the result saturates at +-INT64_MAX
+ * (negating an unclamped value was signed overflow) and the remainder product, which
+ * overflows for frequencies above ~18 GHz, falls back to floating point. */
+static inline int64_t ticks_to_ns(nt_reader *r, uint64_t ts)
+{
+	uint64_t dd = ts - r->hdr.sync_qpc;
+	int neg = dd >> 63;
+	uint64_t ad = neg ? (uint64_t)0 - dd : dd;
+	uint64_t f = r->hdr.qpc_frequency;
+	if (r->ns_freq != f) {
+		r->ns_freq = f;
+		r->ns_mul = 1000000000ull % f == 0 ? 1000000000ull / f : 0;
+		r->ns_max = r->ns_mul ? (uint64_t)INT64_MAX / r->ns_mul : 0;
+	}
+	uint64_t ns;
+	if (r->ns_mul) {
+		/* The usual clocks (1 GHz on Linux, 10 MHz on Windows) divide 1e9: then the
+		 * split below is exactly ad * ns_mul, saturating at the same point, without
+		 * two 64-bit divisions per event. */
+		ns = ad > r->ns_max ? (uint64_t)INT64_MAX : ad * r->ns_mul;
+	} else {
+		uint64_t whole = ad / f, rem = ad % f;
+		if (whole > (uint64_t)INT64_MAX / 1000000000ull) {
+			ns = (uint64_t)INT64_MAX;
+		} else {
+			uint64_t frac = rem <= UINT64_MAX / 1000000000ull
+						? rem * 1000000000ull / f
+						: (uint64_t)((double)rem / (double)f * 1e9);
+			ns = whole * 1000000000ull + (frac < 1000000000ull ? frac : 999999999ull);
+			if (ns > (uint64_t)INT64_MAX)
+				ns = (uint64_t)INT64_MAX;
+		}
+	}
+	return neg ? -(int64_t)ns : (int64_t)ns;
+}
+
+static void fill_event(nt_reader *r, const qev *q)
+{
+	nt_event *ev = &r->ev;
+	ev->meta = q->meta;
+	ev->offset = q->offset;
+	ev->seq = q->seq;
+	ev->thread_id = q->thread_id;
+	ev->capture_thread_id = q->capture_thread_id;
+	ev->process_id = q->process_id;
+	ev->processor = q->processor;
+	ev->timestamp = q->timestamp;
+	ev->time_ns = ticks_to_ns(r, q->timestamp);
+	memcpy(ev->activity_id, q->activity_id, 16);
+	memcpy(ev->related_activity_id, q->related_activity_id, 16);
+	ev->stack_id = q->stack_id;
+	/* Each definition in a region has its own slot and every reset a new generation,
+	 * so equal keys mean equal stacks (a redefined id gets a new slot). */
+	ev->stack_key = q->stack_slot ? (r->stack_gen << 32) | q->stack_slot : 0;
+	ev->stack = NULL;
+	ev->stack_depth = 0;
+	if (q->stack_ok && q->stack_depth) {
+		ev->stack = r->ips + q->stack_off;
+		ev->stack_depth = q->stack_depth;
+	}
+	/* payload_ptr is NULL only for an empty queued payload (its thread's arena may be
+	 * NULL, and NULL + 0 is undefined) */
+	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
+	ev->payload_len = q->payload_len;
+	ev->sorted = q->sorted;
+}
+
+/* ------------------------------------------------------------------ fast path */
+
+/* The fast path is a handful of small functions so that each can be read on its own;
+ * they must still compile to one loop body (GCC kept fast_decode() out of line, which
+ * cost a fifth of the instructions per event). */
+#define FAST_INLINE inline __attribute__((always_inline))
+
+/* The varint at p, when it takes at most 8 bytes (8 bytes must be readable): returns its
+ * length, or 0 for a longer one (the caller then takes the checked path). No loop and
+ * no branch per byte: the stop byte is found with one count of trailing zeros, and the
+ * 7-bit groups are packed together in three steps. */
+static FAST_INLINE unsigned fast_var(const uint8_t *p, uint64_t *out)
+{
+	/* one byte: most fields of most headers (a sequence delta, a processor, a small
+	 * id); each field's test is its own branch, so each predicts well */
+	if (p[0] < 0x80) {
+		*out = p[0];
+		return 1;
+	}
+	uint64_t x = nt_le64(p);
+	uint64_t stop = ~x & 0x8080808080808080ull;
+	if (stop == 0)
+		return 0;
+	x &= stop ^ (stop - 1); /* the bytes up to the stop byte */
+	x &= 0x7f7f7f7f7f7f7f7full;
+	x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+	x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+	x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+	*out = x;
+	return ((unsigned)__builtin_ctzll(stop) + 1) >> 3;
+}
+
+/* The longest compressed V5 header fast_event() decodes: flags, 8 varints of at most 8
+ * bytes each read as 8-byte words, two GUIDs; a header this close to the end of its
+ * block takes the checked path. */
+#define FAST_HEADER_MAX (1 + 8 * 8 + 32)
+
+/* A compressed V5 header decoded and checked by fast_decode(), not yet committed. */
+typedef struct fast_hdr {
+	uint8_t flags;
+	uint32_t meta_id, seq, processor, stack_id, payload_len;
+	uint64_t ctid, tid, ts, off;
+	const uint8_t *act, *rel; /* new activity ids in the header, or NULL */
+	const uint8_t *payload;
+	size_t len;               /* header + payload bytes */
+	cthread *t;               /* the capture thread */
+} fast_hdr;
+
+/* Decodes the next header of a compressed V5 block into h and checks what the checked
+ * path (ntr_decode_header() + block_next_event()) would. Everything it cannot vouch for
+ * returns 0 before any state changes: a header near the block's end, a varint over 8
+ * bytes, a backwards timestamp, a payload past the block, an unknown metadata id, a
+ * capture thread other than the last one... and the checked path then decodes the same
+ * bytes with its checks and messages. Returns 1 when fast_commit() may follow. */
+static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
+{
+	nt_cursor *c = &r->blk;
+	size_t left = c->len - c->pos;
+	if (left < FAST_HEADER_MAX)
+		return 0;
+	const uint8_t *p0 = c->p + c->pos, *p = p0 + 1;
+	const qev *s = &r->prev;
+	uint8_t flags = p0[0];
+	uint64_t v;
+	unsigned n;
+	uint32_t meta_id = s->meta_id, seq = s->seq, processor = s->processor;
+	uint32_t stack_id = s->stack_id, payload_len = s->payload_len;
+	uint64_t ctid = s->capture_thread_id, tid = s->thread_id;
+	if (flags & 0x01) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		meta_id = (uint32_t)v;
+	}
+	if (flags & 0x02) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		seq = seq + (uint32_t)v + 1;
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		ctid = v;
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		processor = (uint32_t)v;
+	} else if (meta_id != 0) {
+		seq = seq + 1;
+	}
+	if (flags & 0x04) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		tid = v;
+	}
+	if (flags & 0x08) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		stack_id = (uint32_t)v;
+	}
+	if (!(n = fast_var(p, &v)) || v >= 0x8000000000000000ull)
+		return 0; /* (a backwards delta is counted by the checked path) */
+	p += n;
+	h->ts = s->timestamp + v;
+	h->act = h->rel = NULL;
+	if (flags & 0x10) {
+		h->act = p;
+		p += 16;
+	}
+	if (flags & 0x20) {
+		h->rel = p;
+		p += 16;
+	}
+	if (flags & 0x80) {
+		if (!(n = fast_var(p, &v)))
+			return 0;
+		p += n;
+		payload_len = (uint32_t)v;
+	}
+	size_t hlen = (size_t)(p - p0);
+	if (payload_len > left - hlen || meta_id == 0)
+		return 0;
+	if (!r->meta_last || meta_id != r->meta_last_id) {
+		const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
+		if (!m)
+			return 0;
+		r->meta_last = m; /* a cache: setting it changes no state */
+		r->meta_last_id = meta_id;
+	}
+	if (r->last_thread >= r->nthreads || r->threads[r->last_thread].id != ctid)
+		return 0;
+	h->t = &r->threads[r->last_thread];
+	h->flags = flags;
+	h->meta_id = meta_id;
+	h->seq = seq;
+	h->processor = processor;
+	h->stack_id = stack_id;
+	h->payload_len = payload_len;
+	h->ctid = ctid;
+	h->tid = tid;
+	h->payload = p;
+	h->len = hlen + payload_len;
+	h->off = c->base_offset + c->pos;
+	return 1;
+}
+
+/* Commits a header fast_decode() accepted: the compressed-header state, the cursor, the
+ * counters and the sequence accounting, as block_next_event() does. Returns the slot of
+ * its stack definition + 1 (0: none) and sets *sr to it. */
+static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const stackref **sr)
+{
+	qev *s = &r->prev;
+	s->offset = h->off;
+	s->meta_id = h->meta_id;
+	s->seq = h->seq;
+	s->capture_thread_id = h->ctid;
+	s->processor = h->processor;
+	s->thread_id = h->tid;
+	s->stack_id = h->stack_id;
+	s->timestamp = h->ts;
+	s->payload_len = h->payload_len;
+	if (h->act)
+		memcpy(s->activity_id, h->act, 16);
+	if (h->rel)
+		memcpy(s->related_activity_id, h->rel, 16);
+	r->blk.pos += h->len;
+	size_t si = 0;
+	int found = 0;
+	uint32_t stack_id = h->stack_id;
+	if (stack_id && !r->stacks_sparse) {
+		found = stack_id <= r->nstacks;
+		si = (size_t)stack_id - 1;
+	} else if (stack_id) {
+		found = nt_idmap_get(&r->stack_map, stack_id, &si);
+	}
+	*sr = NULL;
+	if (found)
+		*sr = &r->stacks[si];
+	else if (stack_id)
+		r->stats.missing_stacks++;
+	r->stats.events++;
+	r->stats.events_sorted += (h->flags >> 6) & 1;
+	uint64_t ts = h->ts;
+	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
+		r->stats.first_timestamp = ts;
+	if (ts > r->stats.last_timestamp)
+		r->stats.last_timestamp = ts;
+	ntr_account_seq(r, h->t, h->seq);
+	return found ? (uint32_t)si + 1 : 0;
+}
+
+/* File order: the next event of a compressed V5 block straight into r->ev, as
+ * block_next_event() + fill_event() would (no qev in between). Returns 1 with an event,
+ * 0 for "take the checked path". */
+static FAST_INLINE int fast_event(nt_reader *r)
+{
+	fast_hdr h;
+	if (!fast_decode(r, &h))
+		return 0;
+	const stackref *sr;
+	uint32_t slot = fast_commit(r, &h, &sr);
+	nt_event *ev = &r->ev;
+	if ((h.flags & 0x30) || !r->ev_act_sync) {
+		memcpy(ev->activity_id, r->prev.activity_id, 16);
+		memcpy(ev->related_activity_id, r->prev.related_activity_id, 16);
+		r->ev_act_sync = 1;
+	}
+	ev->meta = r->meta_last;
+	ev->offset = h.off;
+	ev->seq = h.seq;
+	ev->thread_id = h.tid;
+	ev->capture_thread_id = h.ctid;
+	ev->process_id = r->hdr.process_id;
+	ev->processor = h.processor;
+	ev->timestamp = h.ts;
+	ev->time_ns = ticks_to_ns(r, h.ts);
+	ev->stack_id = h.stack_id;
+	ev->payload = h.payload_len ? h.payload : (const uint8_t *)"";
+	ev->payload_len = h.payload_len;
+	ev->sorted = (h.flags >> 6) & 1;
+	ev->stack_key = slot ? (r->stack_gen << 32) | slot : 0;
+	ev->stack = NULL;
+	ev->stack_depth = 0;
+	if (sr && sr->depth) {
+		ev->stack = r->ips + sr->off;
+		ev->stack_depth = sr->depth;
+	}
+	return 1;
+}
+
+/* Timestamp order: the next event of a compressed V5 block into the queue slot e, as
+ * block_next_event() would. Returns 1 with the event and its payload *pp, 0 for "take
+ * the checked path". */
+static FAST_INLINE int fast_qev(nt_reader *r, qev *e, const uint8_t **pp)
+{
+	fast_hdr h;
+	if (!fast_decode(r, &h))
+		return 0;
+	const stackref *sr;
+	uint32_t slot = fast_commit(r, &h, &sr);
+	e->offset = h.off;
+	e->timestamp = h.ts;
+	e->thread_id = h.tid;
+	e->capture_thread_id = h.ctid;
+	e->payload_len = h.payload_len;
+	e->meta_id = h.meta_id;
+	e->meta = r->meta_last;
+	e->stack_slot = slot;
+	e->stack_ok = sr != NULL;
+	e->stack_off = sr ? sr->off : 0;
+	e->stack_depth = sr ? sr->depth : 0;
+	e->seq = h.seq;
+	e->processor = h.processor;
+	e->stack_id = h.stack_id;
+	e->label_id = 0;
+	e->process_id = r->hdr.process_id;
+	e->sorted = (h.flags >> 6) & 1;
+	memcpy(e->activity_id, r->prev.activity_id, 16);
+	memcpy(e->related_activity_id, r->prev.related_activity_id, 16);
+	*pp = h.payload;
+	return 1;
+}
+
+int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
+{
+	nt_error_clear(err);
+	int rc, kind;
+	*out = NULL;
+	if (r->failed)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "reader already failed");
+	if (r->flags & NT_READ_FILE_ORDER) {
+		for (;;) {
+			if (r->in_block) {
+				if (r->blk_fast && fast_event(r)) {
+					*out = &r->ev;
+					return 1;
+				}
+				const uint8_t *p;
+				rc = block_next_event(r, &r->cur, &p, err);
+				if (rc < 0) {
+					r->failed = 1;
+					return rc;
+				}
+				if (rc == 1) {
+					r->cur.payload_ptr = p;
+					fill_event(r, &r->cur);
+					*out = &r->ev;
+					return 1;
+				}
+				ntr_finish_block(r);
+			}
+			if (r->done)
+				return 0;
+			rc = ntr_next_block(r, &kind, err);
+			if (rc < 0) {
+				r->failed = 1;
+				return rc;
+			}
+			if (rc == 0) {
+				r->done = 1;
+				r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
+				return 0;
+			}
+			rc = ntr_process_block(r, kind, err);
+			if (rc < 0) {
+				r->failed = 1;
+				return rc;
+			}
+			if (kind == BLK_SP)
+				ntr_reset_stacks(r);
+			if (kind == BLK_EVENT)
+				r->in_block = 1;
+			else
+				ntr_finish_block(r);
+		}
+	}
+	for (;;) {
+		const qev *q = ntr_pop_ready(r);
+		if (q) {
+			fill_event(r, q);
+			*out = &r->ev;
+			return 1;
+		}
+		if (r->flush_all) {
+			/* everything of the region was dispatched: stacks can go */
+			r->flush_all = 0;
+			ntr_reset_stacks(r);
+		}
+		if (r->done)
+			return 0;
+		rc = ntr_next_block(r, &kind, err);
+		if (rc < 0) {
+			r->failed = 1;
+			return rc;
+		}
+		if (rc == 0) {
+			r->done = 1;
+			r->flush_all = 1;
+			r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
+			continue;
+		}
+		rc = ntr_process_block(r, kind, err);
+		if (rc == 0 && kind == BLK_EVENT)
+			rc = queue_event_block(r, err);
+		if (rc < 0) {
+			r->failed = 1;
+			return rc;
+		}
+		ntr_finish_block(r);
+		if (kind == BLK_SP)
+			r->flush_all = 1;
+	}
+}

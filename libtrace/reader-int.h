@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* reader-int.h - what the reader's files share: the decoded-event record, the capture
+ * threads and their queues, the V6 side tables, struct nt_reader, and the functions one
+ * reader file calls in another. Internal: nothing here is public API.
+ *
+ * The reader is four files along its seams: reader.c (opening, the container framing:
+ * stream and object headers, blocks, stack/metadata/sequence-point blocks, the getters),
+ * reader-event.c (event headers, the fast header path, delivering events: the per-event
+ * path, kept in one file so the compiler inlines it into nt_reader_next), reader-order.h
+ * (the per-capture-thread queues and the k-way merge of timestamp order, inlined into
+ * reader-event.c), reader-v6.c
+ * (the V6 Trace, Thread and LabelList blocks). */
+#ifndef NT_READER_INT_H
+#define NT_READER_INT_H
+
+#include "input.h"
+#include "internal.h"
+
+/* One decoded event waiting for dispatch (or about to be returned in file order). */
+typedef struct qev {
+	uint64_t timestamp;
+	uint64_t thread_id;
+	uint64_t capture_thread_id;
+	uint64_t offset;      /* file offset of the blob */
+	uint64_t order;       /* arrival number (tie-break) */
+	size_t payload_off;   /* queued: logical offset in its thread's arena (see cthread) */
+	const uint8_t *payload_ptr; /* file-order mode: points into the block */
+	uint32_t payload_len;
+	uint32_t meta_id;
+	const nt_metadata *meta; /* resolved when decoded (a later redefinition must not apply) */
+	size_t stack_off;     /* resolved stack: r->ips[stack_off .. +stack_depth) */
+	uint32_t stack_depth;
+	uint8_t stack_ok;     /* stack_id was defined when the event was decoded */
+	uint32_t stack_slot;  /* index + 1 of the definition in r->stacks, 0 if none */
+	uint32_t seq;
+	uint32_t processor;
+	uint32_t stack_id;
+	uint32_t label_id;    /* V6 label list id */
+	uint64_t process_id;  /* V6: from the thread table row of thread_id; else the header's */
+	uint8_t sorted;
+	uint8_t activity_id[16];
+	uint8_t related_activity_id[16];
+} qev;
+
+/* Per capture thread: sequence accounting and its FIFO of queued events. */
+typedef struct cthread {
+	uint64_t id;       /* OS thread id (V6: thread index until mapped) */
+	uint32_t last_seq;
+	uint64_t lost;
+	qev *q;            /* ring of cap (a power of two) entries: queue positions
+			      [head, len), position i in q[i & (cap - 1)] (QI) */
+	size_t head, len, cap;
+	/* Payload bytes of the queued events, in queue order. Offsets are logical: byte i of
+	 * arena is logical offset arena_base + i, so sliding the live bytes to the front
+	 * only changes arena_base. All reset to 0 whenever the queue empties. */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	size_t arena_base;
+} cthread;
+
+/* A stack of the current region: IPs in r->ips[off .. off+depth). */
+typedef struct stackref {
+	size_t off;
+	uint32_t depth;
+} stackref;
+
+/* V6 label list: activity ids. */
+typedef struct labellist {
+	uint8_t activity_id[16];
+	uint8_t related_activity_id[16];
+} labellist;
+
+/* V6 thread table entry. */
+typedef struct v6thread {
+	uint64_t index;
+	uint64_t os_tid;
+	uint64_t os_pid;
+} v6thread;
+
+struct nt_reader {
+	nt_input in;
+	uint64_t stack_gen;   /* stack-table generation (nt_event.stack_key): +1 per reset */
+	char *name;
+	unsigned flags;
+	nt_trace_header hdr;
+	int v6;
+	nt_meta_store *meta;
+	nt_reader_stats stats;
+
+	/* stacks of the current sequence-point region, in definition order, found by id
+	 * through stack_map (sparse: a StackBlock may start at any id, and filling the gap
+	 * below it would cost memory and time the file does not pay for) */
+	stackref *stacks;
+	size_t nstacks, stacks_cap;
+	nt_idmap stack_map;
+	int stacks_sparse;    /* 0 while the region's ids are 1..nstacks in definition order
+				 (the usual case): then stacks[id - 1] is id's stack, no hashing */
+	uint64_t *ips;
+	size_t nips, ips_cap;
+
+	/* capture threads */
+	cthread *threads;
+	size_t nthreads, threads_cap;
+	size_t last_thread; /* cache for thread lookup */
+	nt_idmap thread_map;  /* capture thread id -> index in threads */
+	/* min-heap of indexes of threads with queued events, keyed by their oldest queued
+	 * event (timestamp, arrival): the k-way merge costs O(log k) per event, where a scan
+	 * of all threads made a file with many capture threads quadratic */
+	size_t *heap;
+	size_t nheap, heap_cap;
+
+	size_t queued;        /* events queued in all threads */
+	uint64_t queued_bytes; /* their size: sizeof(qev) + payload each (MAX_QUEUED_BYTES) */
+	uint64_t order;       /* arrival counter */
+	uint64_t bound;       /* dispatch events with timestamp <= bound */
+	int have_bound;
+	int flush_all;        /* dispatch everything (SP or end) */
+
+	/* file-order mode: events of the current block decoded one at a time */
+	qev cur;
+
+	/* current block being decoded incrementally (file-order mode) */
+	nt_cursor blk;
+	int in_block;         /* 1 while a block's events are being returned */
+	size_t blk_consume;   /* bytes to consume from input when the block is done */
+	int blk_compressed;
+	qev prev;             /* compressed-header state */
+	uint64_t blk_cur_thread;
+	int blk_fast;         /* V5, compressed: fast_event() / fast_qev() may decode */
+	int ev_act_sync;      /* ev's activity ids equal prev's (fast_event copies them
+				 only when a header changes them) */
+
+	/* V6 */
+	labellist *labels;
+	size_t nlabels, labels_cap;
+	v6thread *v6threads;
+	size_t nv6threads, v6threads_cap;
+	nt_idmap v6thread_map; /* thread index -> position in v6threads */
+
+	/* per-event shortcuts (decoding costs ~10 ns per event, so these matter) */
+	const nt_metadata *meta_last; /* nt_meta_lookup(meta_last_id); NULL after any
+					 MetadataBlock, which may (re)define ids */
+	uint32_t meta_last_id;
+	uint64_t ns_freq;     /* the frequency ns_mul was computed for (0: none yet) */
+	uint64_t ns_mul;      /* 1e9 / frequency when the frequency divides 1e9, else 0 */
+	uint64_t ns_max;      /* with ns_mul: larger tick deltas saturate (INT64_MAX / ns_mul) */
+
+	/* delivered event */
+	nt_event ev;
+	int done;             /* end reached (0 returned) */
+	int failed;
+	char warning[256];
+	uint64_t warning_offset;
+	size_t trunc_need, trunc_have; /* a cut object header: bytes needed and present */
+};
+
+/* The kinds of block (or object) the container hands out. */
+enum { BLK_EVENT = 1, BLK_METADATA, BLK_STACK, BLK_SP, BLK_TRACE, BLK_THREAD, BLK_RMTHREAD,
+       BLK_LABEL, BLK_END, BLK_UNKNOWN };
+
+/* The entry of queue position i of capture thread t. */
+#define QI(t, i) ((t)->q[(i) & ((t)->cap - 1)])
+
+/* reader.c */
+/* Marks r failed and sets err to NT_EFORMAT at byte offset off. Returns NT_EFORMAT. */
+int ntr_err(nt_reader *r, nt_error *err, uint64_t off, const char *fmt, ...) NT_PRINTF(4, 5);
+cthread *ntr_thread_slow(nt_reader *r, uint64_t id);
+/* Forgets the region's stacks (a sequence point or the end of the region's dispatch). */
+void ntr_reset_stacks(nt_reader *r);
+/* The next block: 1 with its kind, 0 at the end, < 0 on error. */
+int ntr_next_block(nt_reader *r, int *kind, nt_error *err);
+/* Parses the current block of that kind (event blocks: their header only). */
+int ntr_process_block(nt_reader *r, int kind, nt_error *err);
+/* Consumes the current block from the input. */
+void ntr_finish_block(nt_reader *r);
+
+/* The capture thread with OS id `id`, created if new; NULL when out of memory. Nearly
+ * every event has the same capture thread as the one before (the sampler's), so the
+ * cache check is inline and the table lookup is not. */
+static inline cthread *ntr_thread(nt_reader *r, uint64_t id)
+{
+	if (r->last_thread < r->nthreads && r->threads[r->last_thread].id == id)
+		return &r->threads[r->last_thread];
+	return ntr_thread_slow(r, id);
+}
+
+/* reader-event.c */
+/* Decodes one event header at c (compressed: against and into *prev) into *e. */
+int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
+		      nt_error *err);
+
+/* Accounts sequence number s of capture thread t (spec §6 "Dropped events"). */
+static inline void ntr_account_seq(nt_reader *r, cthread *t, uint32_t s)
+{
+	if (t->last_seq != 0 || r->v6) {
+		uint32_t dropped = s - 1 - t->last_seq;
+		/* A huge value means the number went backwards (thread id reuse); not a loss. */
+		if (dropped != 0 && dropped < 0x80000000u) {
+			t->lost += dropped;
+			r->stats.lost_events += dropped;
+		}
+	}
+	t->last_seq = s;
+}
+
+/* reader-v6.c */
+uint64_t ntr_v6_tid(nt_reader *r, uint64_t index);
+uint64_t ntr_v6_pid(nt_reader *r, uint64_t index);
+int ntr_v6_trace_block(nt_reader *r, nt_cursor *c, nt_error *err);
+int ntr_v6_thread_block(nt_reader *r, nt_cursor *c, nt_error *err);
+int ntr_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err);
+
+#endif
