@@ -224,7 +224,13 @@ typedef struct nts_slot {
 	uint64_t perf_cpu;           /* its CPU time when its last perf sample was taken up */
 	int last_perf;               /* the last record came from perf_events */
 	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
+	int perf_sw;                 /* enum nts_perf_switch: its last switch record */
+	uint64_t perf_sw_in;         /* switch-in records seen (UNKNOWN states reset nothing) */
+	uint64_t idle_cpu, idle_sw_in; /* its CPU clock read while blocked, and perf_sw_in then */
 } nts_slot;
+
+/* What a thread's last PERF_RECORD_SWITCH said (UNKNOWN: none yet, or records lost). */
+enum nts_perf_switch { NTS_SW_UNKNOWN = 0, NTS_SW_IN = 1, NTS_SW_PREEMPTED = 2, NTS_SW_BLOCKED = 3 };
 
 enum nts_perf_state { NTS_PERF_NONE = 0, NTS_PERF_OPEN = 1, NTS_PERF_FAILED = 2 };
 

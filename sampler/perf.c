@@ -56,6 +56,10 @@ static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
 	a->sample_stack_user = PERF_STACK;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
+	/* PERF_RECORD_SWITCH records in the ring at each switch of the thread: whether it is
+	 * on a CPU, preempted (still runnable) or blocked, without reading /proc */
+	a->context_switch = 1;
+	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* sample times on the sampler's clock */
 	/* nobody polls the ring: no wake-ups */
@@ -119,12 +123,19 @@ int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now)
 	t->perf_ring_size = sz;
 	t->perf_period = a.sample_period;
 	t->perf_cpu = cpu_now;
+	t->perf_sw = NTS_SW_UNKNOWN;
+	t->perf_sw_in++;
 	t->perf_state = NTS_PERF_OPEN;
 	return 0;
 }
 
 int nts_perf_runnable(nts_slot *t, pid_t tid)
 {
+	/* the thread's last switch record (nts_perf_take) says it at no cost */
+	if (t->perf_sw == NTS_SW_IN || t->perf_sw == NTS_SW_PREEMPTED)
+		return 1;
+	if (t->perf_sw == NTS_SW_BLOCKED)
+		return 0;
 	if (t->stat_fd1 == 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
@@ -237,8 +248,18 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		if (h.type == PERF_RECORD_SAMPLE) {
 			newest = tail;
 			newest_len = h.size;
-		} else if (h.type == PERF_RECORD_LOST && lost) {
-			(*lost)++;
+		} else if (h.type == PERF_RECORD_SWITCH) {
+			/* out: preempted while runnable, or blocked; in: on a CPU again */
+			t->perf_sw = !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ? NTS_SW_IN
+				     : (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? NTS_SW_PREEMPTED
+										   : NTS_SW_BLOCKED;
+			if (t->perf_sw == NTS_SW_IN)
+				t->perf_sw_in++;
+		} else if (h.type == PERF_RECORD_LOST) {
+			t->perf_sw = NTS_SW_UNKNOWN; /* a switch may be among what was lost */
+			t->perf_sw_in++;
+			if (lost)
+				(*lost)++;
 		}
 		tail += h.size;
 	}

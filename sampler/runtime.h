@@ -26,6 +26,8 @@
 #define NAME_REFRESH_NS 1000000000u
 /* Threads are listed at most this often (new threads wait that long for a sample). */
 #define SWEEP_NS 5000000u
+/* ... but listed in full only when their number changed, or at least this often. */
+#define SWEEP_FULL_NS 100000000u
 /* samplepoint mode: the control pipe is read at most this often (one system call), and a
  * SIGINT/SIGTERM that no samplepoint check takes up within SP_SIGNAL_GRACE_NS ends the
  * program without finalizing the file (the blocks written so far stay readable) */
@@ -80,7 +82,9 @@ typedef struct nts_runtime {
 	uint32_t nactive;
 	uint32_t slots_made;   /* slots with buffers allocated (0..made-1 may be reused) */
 	uint64_t sweep_gen;
-	uint64_t sweep_ns;     /* when threads were last listed */
+	uint64_t sweep_ns;     /* when threads were last counted */
+	uint64_t sweep_full_ns; /* ... and listed */
+	uint64_t sweep_links;  /* the task directory's link count after that listing */
 	DIR *task_dir;
 	uint64_t over_threads; /* threads beyond max_threads in the last sweep */
 	/* the scheduled time of each session in recent rounds, by round number */

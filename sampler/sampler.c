@@ -393,14 +393,18 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	if (got && ((pid_t)r.tid != tid ||
 		    r.ts_ns + 2 * NTS_PERF_PER_ROUND * nts_rt.perf_period_ns < now))
 		got = 0;
+	/* blocked since (its last switch record): its stack is elsewhere now; the signal
+	 * takes it, and the rounds after cost nothing (the CPU clock stays) */
+	if (t->perf_sw == NTS_SW_BLOCKED)
+		return 0;
 	/* CpuTimeNs: the thread's CPU clock now (the sample's stack is at most a period of
 	 * its CPU older), one clock for every sample of the thread */
+	if (!got && (!t->have_last || !t->last_perf))
+		return 0;
 	uint64_t cpu = nts_tid_cpu(tid);
 	if (got) {
 		t->perf_cpu = cpu;
 	} else {
-		if (!t->have_last || !t->last_perf)
-			return 0;
 		if (cpu > t->perf_cpu + t->perf_period || nts_perf_runnable(t, tid) != 1)
 			return 0;
 		r = *t->last; /* its processor too: where that stack was seen last */
@@ -424,13 +428,40 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	return 1;
 }
 
+/* The CPU clock of a thread last seen blocked. With perf_events, a thread whose last
+ * switch record put it off the CPU blocked, and that has not been switched in since the
+ * clock was last read, has used no CPU since: that reading, without a system call. */
+static uint64_t idle_cpu(nts_slot *t, pid_t tid)
+{
+	if (t->perf_state == NTS_PERF_OPEN && t->perf_sw == NTS_SW_BLOCKED &&
+	    t->perf_sw_in == t->idle_sw_in && t->idle_cpu)
+		return t->idle_cpu;
+	uint64_t cpu = nts_tid_cpu(tid);
+	t->idle_cpu = cpu;
+	t->idle_sw_in = t->perf_sw_in;
+	return cpu;
+}
+
 static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 {
 	/* Listing /proc/self/task costs about as much as the rest of a round: do it at most
 	 * every SWEEP_NS. A new thread waits that long for its first sample; a thread gone
 	 * since is noticed when its signal fails (ESRCH). */
 	if (!nts_rt.sweep_ns || now - nts_rt.sweep_ns >= SWEEP_NS) {
-		sweep();
+		/* the directory's link count is 2 + its threads (one fstat): an unchanged
+		 * count skips the listing, up to SWEEP_FULL_NS (a thread that ended and one
+		 * that started meanwhile keep the count) */
+		struct stat dst;
+		uint64_t links = nts_rt.task_dir && fstat(dirfd(nts_rt.task_dir), &dst) == 0
+					 ? (uint64_t)dst.st_nlink
+					 : 0;
+		if (!links || links != nts_rt.sweep_links || now - nts_rt.sweep_full_ns >= SWEEP_FULL_NS) {
+			sweep();
+			nts_rt.sweep_full_ns = now;
+			nts_rt.sweep_links = nts_rt.task_dir && fstat(dirfd(nts_rt.task_dir), &dst) == 0
+						     ? (uint64_t)dst.st_nlink
+						     : 0;
+		}
 		nts_rt.sweep_ns = now;
 	}
 	if (nts_rt.over_threads)
@@ -471,7 +502,7 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 		 * thread last seen running is signalled anyway) */
 		uint64_t cpu = 0;
 		if (t->have_last && t->last->state != NTS_ST_RUNNING &&
-		    (cpu = nts_tid_cpu(tid)) >= t->last_cpu && cpu - t->last_cpu <= IDLE_CPU_NS) {
+		    (cpu = idle_cpu(t, tid)) >= t->last_cpu && cpu - t->last_cpu <= IDLE_CPU_NS) {
 			/* blocked since its last sample: same stack, no signal */
 			nts_record r;
 			memset(&r, 0, sizeof r);
