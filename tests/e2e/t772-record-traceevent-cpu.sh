@@ -4,8 +4,9 @@
 # (doc/format/sampler-events.md, "Type"): nts-work sleep (5 ms busy, 5 ms asleep) recorded
 # at 1 kHz with each backend; TraceEvent's own SampleProfilerThreadTimeComputer (the oracle
 # of tests/dotnet/oracle, as dotnet-trace convert runs it) must charge the thread
-#  - CPU_TIME for the intervals of its running samples (State 1) and UNMANAGED_CODE_TIME
-#    (blocked) for the others, to within a few intervals of the counts in the trace;
+#  - CPU_TIME for the intervals from its running samples (State 1) to its next sample, and
+#    UNMANAGED_CODE_TIME (blocked) for the intervals from the others, as the trace's
+#    sample times say (0.5 ms + 0.1%);
 #  - at least 90% of the CPU time its own clock says it used as CPU_TIME, and no more
 #    blocked time than it spent in the sleep call (+5%); both at least a tenth of the run
 #    (before, every sample was External, and TraceEvent showed no CPU at all);
@@ -47,10 +48,12 @@ for b in $backends; do
 		cpu_share=$(sed -n 's/.*cpu_share=//p' "$T/rec.out")
 		samples "$F" "$T/s"
 		tid=$(awk 'NR == 1 { print $1 }' "$T/s")
-		# samples per state, and the span of the thread's samples (ms)
-		read -r nrun nblk span <<EOT
-$(awk '{ if ($2 == 1) r++; else b++; if (NR == 1) t0 = $4; t1 = $4 }
-	END { printf "%d %d %.3f\n", r, b, (t1 - t0) / 1e6 }' "$T/s")
+		# samples per state, the time from each to the thread's next sample summed by
+		# the state (ms: what TraceEvent must charge), and the span of the samples (ms)
+		read -r nrun nblk want_run want_blk span <<EOT
+$(awk '{ if ($2 == 1) r++; else b++; if (NR == 1) t0 = $4; else if (ps == 1) wr += $4 - pt; else wb += $4 - pt
+	ps = $2; pt = $4; t1 = $4 }
+	END { printf "%d %d %.3f %.3f %.3f\n", r, b, wr / 1e6, wb / 1e6, (t1 - t0) / 1e6 }' "$T/s")
 EOT
 		if ! "$NT_ORACLE" threadtime "$F" >"$T/te" 2>"$T/te.err"; then
 			rc=9
@@ -74,13 +77,14 @@ EOT
 	fi
 	is_rc 0 "$b: recorded nts-work sleep at 1 kHz"
 	[ "$rc" = 0 ] || { diag "$(cat "$T/rec.err")"; continue; }
-	# each sample is charged the interval to the thread's next one: 1 ms (fixed schedule),
-	# the last one nothing; a late round moves time between neighbours
-	if awk -v c="$te_cpu" -v k="$te_blk" -v r="$nrun" -v b="$nblk" \
-		'BEGIN { d = c - r; e = k - b; exit !(d * d <= 25 + 1e-4 * r * r && e * e <= 25 + 1e-4 * b * b) }'; then
-		pass "$b: TraceEvent charges $nrun running samples as CPU_TIME ($te_cpu ms), $nblk blocked as UNMANAGED_CODE_TIME ($te_blk ms)"
+	# each sample is charged the time to the thread's next one (the last one nothing),
+	# as CPU when it is a running sample
+	if awk -v c="$te_cpu" -v k="$te_blk" -v r="$want_run" -v b="$want_blk" \
+		'BEGIN { d = c - r; e = k - b; if (d < 0) d = -d; if (e < 0) e = -e
+			 exit !(d <= 0.5 + 1e-3 * r && e <= 0.5 + 1e-3 * b) }'; then
+		pass "$b: TraceEvent charges the $nrun running samples' $want_run ms as CPU_TIME ($te_cpu ms), the $nblk blocked ones' $want_blk ms as UNMANAGED_CODE_TIME ($te_blk ms)"
 	else
-		fail "$b: TraceEvent charges $nrun running samples as CPU_TIME ($te_cpu ms), $nblk blocked as UNMANAGED_CODE_TIME ($te_blk ms)"
+		fail "$b: TraceEvent charges the $nrun running samples' $want_run ms as CPU_TIME ($te_cpu ms), the $nblk blocked ones' $want_blk ms as UNMANAGED_CODE_TIME ($te_blk ms)"
 	fi
 	if [ "$good" = 1 ]; then
 		pass "$b: CPU_TIME $te_cpu ms >= 90% of the thread's CPU clock ($truth_cpu ms); blocked $te_blk ms <= its time asleep ($truth_slp ms)"
