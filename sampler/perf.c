@@ -41,6 +41,9 @@
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
 #define PERF_REG_IP 8
+/* The CPU-time estimate from switch records is checked against the thread's CPU clock
+ * this often (one system call instead of one a round). */
+#define PERF_CPU_ANCHOR_NS 100000000u
 #define PERF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
 static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
@@ -125,6 +128,7 @@ int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now)
 	t->perf_cpu = cpu_now;
 	t->perf_sw = NTS_SW_UNKNOWN;
 	t->perf_sw_in++;
+	t->cpu_est_ok = 0;
 	t->perf_state = NTS_PERF_OPEN;
 	return 0;
 }
@@ -195,6 +199,40 @@ void nts_perf_period(nts_slot *t, uint64_t period_ns)
 		t->perf_period = period_ns;
 }
 
+/* The CPU-time estimate: the thread's CPU clock read at cpu_est_wall, plus the time it
+ * spent on a CPU since, summed from its switch records (in at t_in, out at t_out). */
+static void switch_time(nts_slot *t, int in, uint64_t when)
+{
+	if (!t->cpu_est_ok)
+		return;
+	if (when < t->cpu_est_wall)
+		when = t->cpu_est_wall; /* written between the ring's reading and the clock's */
+	if (in) {
+		t->cpu_est_in = when;
+	} else if (t->cpu_est_in) {
+		t->cpu_est_run += when - t->cpu_est_in;
+		t->cpu_est_in = 0;
+	}
+}
+
+uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t now)
+{
+	if (t->perf_state == NTS_PERF_OPEN && t->cpu_est_ok && t->perf_sw != NTS_SW_UNKNOWN &&
+	    now >= t->cpu_est_wall && now - t->cpu_est_wall < PERF_CPU_ANCHOR_NS) {
+		uint64_t run = t->cpu_est_run;
+		if (t->perf_sw == NTS_SW_IN && t->cpu_est_in && now > t->cpu_est_in)
+			run += now - t->cpu_est_in;
+		return t->cpu_est_base + run;
+	}
+	uint64_t cpu = nts_tid_cpu(tid);
+	t->cpu_est_base = cpu;
+	t->cpu_est_wall = now;
+	t->cpu_est_run = 0;
+	t->cpu_est_in = t->perf_sw == NTS_SW_IN ? now : 0;
+	t->cpu_est_ok = cpu != 0 && t->perf_sw != NTS_SW_UNKNOWN;
+	return cpu;
+}
+
 /* Copies n bytes at ring offset off (wrapping) to out. */
 static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *out, size_t n)
 {
@@ -255,9 +293,20 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 										   : NTS_SW_BLOCKED;
 			if (t->perf_sw == NTS_SW_IN)
 				t->perf_sw_in++;
+			/* its time (sample_id_all: tid, then time) for the CPU-time estimate */
+			uint8_t sid[16];
+			if (h.size >= sizeof h + sizeof sid) {
+				ring_copy(data, size, tail + sizeof h, sid, sizeof sid);
+				uint64_t when;
+				memcpy(&when, sid + 8, 8);
+				switch_time(t, t->perf_sw == NTS_SW_IN, when);
+			} else {
+				t->cpu_est_ok = 0;
+			}
 		} else if (h.type == PERF_RECORD_LOST) {
 			t->perf_sw = NTS_SW_UNKNOWN; /* a switch may be among what was lost */
 			t->perf_sw_in++;
+			t->cpu_est_ok = 0;
 			if (lost)
 				(*lost)++;
 		}

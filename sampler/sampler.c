@@ -408,7 +408,7 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	 * its CPU older), one clock for every sample of the thread */
 	if (!got && (!t->have_last || !t->last_perf))
 		return 0;
-	uint64_t cpu = nts_tid_cpu(tid);
+	uint64_t cpu = nts_perf_cpu(t, tid, nts_now());
 	if (got) {
 		t->perf_cpu = cpu;
 	} else {
