@@ -298,6 +298,8 @@ const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint3
  * type. */
 int nt_meta_is_sample(const nt_metadata *m);
 uint32_t nt_event_sample_type(const nt_event *ev);
+/* The Type field as written: what TraceEvent and pyroscope read (the compat modes). */
+uint32_t nt_event_sample_type_raw(const nt_event *ev);
 
 /* The readable form of a C++ or Rust symbol name (demangle.c), malloc'd, or NULL when name
  * is not mangled (or cannot be demangled). */

@@ -472,9 +472,26 @@ int nt_meta_is_sample(const nt_metadata *m)
 	return m && m->event_id == 0 && strcmp(m->provider, NT_PROVIDER_SAMPLER) == 0;
 }
 
-uint32_t nt_event_sample_type(const nt_event *ev)
+/* A native sampler's ThreadSample (version >= 1 with State, doc/format/sampler-events.md)
+ * says Managed (2) for a running thread only so that TraceEvent's thread-time computer
+ * counts it as CPU: its stack is native code, External to this toolkit, whose tools read
+ * running or not from State. */
+static int native_running(const nt_event *ev)
+{
+	const nt_metadata *m = ev->meta;
+	return m && m->version >= 1 && m->nfields >= 3 && m->fields[2].name &&
+	       strcmp(m->fields[2].name, "State") == 0;
+}
+
+uint32_t nt_event_sample_type_raw(const nt_event *ev)
 {
 	return ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
+}
+
+uint32_t nt_event_sample_type(const nt_event *ev)
+{
+	uint32_t t = nt_event_sample_type_raw(ev);
+	return t == NT_SAMPLE_MANAGED && native_running(ev) ? NT_SAMPLE_EXTERNAL : t;
 }
 
 int nt_event_is_sample(const nt_event *ev, uint32_t *type)

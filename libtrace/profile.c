@@ -1167,7 +1167,12 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 			continue;
 		}
 		if (last_sample) {
-			rc = handle_sample(p, s, si, ev, nt_event_sample_type(ev), err);
+			/* the compat modes read Type as the readers they copy do (a native
+			 * sampler's running samples say Managed for them: payload.c) */
+			rc = handle_sample(p, s, si, ev,
+					   p->o.compat == NT_COMPAT_NONE ? nt_event_sample_type(ev)
+									 : nt_event_sample_type_raw(ev),
+					   err);
 			if (rc)
 				return rc;
 			continue;

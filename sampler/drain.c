@@ -2,8 +2,8 @@
 /* drain.c - a session's output: the nettrace stream written through libtrace's writer
  * (doc/format/sampler-events.md). The trace header, the event metadata, SessionSettings
  * and ModuleMap events at the start; ThreadName events before a thread's first sample;
- * ThreadSample version 1 events (Type External, CpuTimeNs, State; native stack leaf
- * first); SamplerStats and a flush of the buffered blocks every flush period, so a crash
+ * ThreadSample version 1 events (Type Managed when running, else External; CpuTimeNs,
+ * State; native stack leaf first); SamplerStats and a flush of the buffered blocks every flush period, so a crash
  * of the profiled program leaves a readable prefix; the final stats and the end of the
  * stream at close.
  *
@@ -26,8 +26,11 @@
 
 #include "../libtrace/internal.h"
 
-/* ThreadSample Type for native samples (doc/format/sampler-events.md). */
+/* ThreadSample Type for native samples (doc/format/sampler-events.md): External, or
+ * Managed for a running thread, which is what makes TraceEvent's thread-time computer count
+ * it as CPU (libnettrace reads both as External and takes running from State). */
 #define SAMPLE_TYPE_EXTERNAL 1u
+#define SAMPLE_TYPE_ON_CPU 2u
 #define LEVEL_INFORMATIONAL 4u
 
 static int fd_write(void *ctx, const void *buf, size_t len)
@@ -269,7 +272,7 @@ void nts_out_sample(struct nts_session *s, const nts_record *r, uint64_t ts, con
 		    pid_t capture)
 {
 	uint8_t pl[16];
-	nt_put32(pl, SAMPLE_TYPE_EXTERNAL);
+	nt_put32(pl, r->state == NTS_ST_RUNNING ? SAMPLE_TYPE_ON_CPU : SAMPLE_TYPE_EXTERNAL);
 	nt_put64(pl + 4, r->cpu_ns);
 	nt_put32(pl + 12, r->state);
 	pbuf b = {pl, 16, 16, 0};

@@ -82,11 +82,7 @@ static void env_signal_handler(int sig)
 {
 	int e = errno;
 	atomic_store(&nts_rt.env_signal, sig);
-	uint64_t one = 1;
-	if (nts_rt.wake_fd >= 0) {
-		ssize_t n = write(nts_rt.wake_fd, &one, sizeof one);
-		(void)n;
-	}
+	nts_rt_wake();
 	errno = e;
 }
 

@@ -224,7 +224,17 @@ typedef struct nts_slot {
 	uint64_t perf_cpu;           /* its CPU time when its last perf sample was taken up */
 	int last_perf;               /* the last record came from perf_events */
 	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
+	int perf_sw;                 /* enum nts_perf_switch: its last switch record */
+	uint64_t perf_sw_in;         /* switch-in records seen (UNKNOWN states reset nothing) */
+	uint64_t idle_cpu, idle_sw_in; /* its CPU clock read while blocked, and perf_sw_in then */
+	/* its CPU time from switch records (nts_perf_cpu): the clock read at cpu_est_wall,
+	 * the time on a CPU summed since, the time of its last switch in (0: out) */
+	uint64_t cpu_est_base, cpu_est_wall, cpu_est_run, cpu_est_in;
+	int cpu_est_ok;
 } nts_slot;
+
+/* What a thread's last PERF_RECORD_SWITCH said (UNKNOWN: none yet, or records lost). */
+enum nts_perf_switch { NTS_SW_UNKNOWN = 0, NTS_SW_IN = 1, NTS_SW_PREEMPTED = 2, NTS_SW_BLOCKED = 3 };
 
 enum nts_perf_state { NTS_PERF_NONE = 0, NTS_PERF_OPEN = 1, NTS_PERF_FAILED = 2 };
 
@@ -245,6 +255,10 @@ void nts_perf_period(nts_slot *t, uint64_t period_ns);
 /* 1 when the thread is runnable (running or waiting for a CPU: state R), 0 when not
  * (sleeping, disk wait, stopped), -1 when unknown (one pread of its stat file). */
 int nts_perf_runnable(nts_slot *t, pid_t tid);
+/* The thread's CPU time at now: from its switch records since its CPU clock was last read
+ * (at most PERF_CPU_ANCHOR_NS ago), or the clock (one system call). Call after
+ * nts_perf_take. */
+uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t now);
 /* Consumes the thread's ring; when it held a sample, fills r (time, processor, RUNNING;
  * not the CPU time, which the caller reads) and ips with its stack (unwound from the copy, at most max) and returns 1.
  * scratch (scratch_len >= 65536) holds the record; *lost counts PERF_RECORD_LOST. */

@@ -41,6 +41,9 @@
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
 #define PERF_REG_IP 8
+/* The CPU-time estimate from switch records is checked against the thread's CPU clock
+ * this often (one system call instead of one a round). */
+#define PERF_CPU_ANCHOR_NS 100000000u
 #define PERF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
 static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
@@ -56,6 +59,10 @@ static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
 	a->sample_stack_user = PERF_STACK;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
+	/* PERF_RECORD_SWITCH records in the ring at each switch of the thread: whether it is
+	 * on a CPU, preempted (still runnable) or blocked, without reading /proc */
+	a->context_switch = 1;
+	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* sample times on the sampler's clock */
 	/* nobody polls the ring: no wake-ups */
@@ -119,12 +126,20 @@ int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now)
 	t->perf_ring_size = sz;
 	t->perf_period = a.sample_period;
 	t->perf_cpu = cpu_now;
+	t->perf_sw = NTS_SW_UNKNOWN;
+	t->perf_sw_in++;
+	t->cpu_est_ok = 0;
 	t->perf_state = NTS_PERF_OPEN;
 	return 0;
 }
 
 int nts_perf_runnable(nts_slot *t, pid_t tid)
 {
+	/* the thread's last switch record (nts_perf_take) says it at no cost */
+	if (t->perf_sw == NTS_SW_IN || t->perf_sw == NTS_SW_PREEMPTED)
+		return 1;
+	if (t->perf_sw == NTS_SW_BLOCKED)
+		return 0;
 	if (t->stat_fd1 == 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
@@ -184,6 +199,40 @@ void nts_perf_period(nts_slot *t, uint64_t period_ns)
 		t->perf_period = period_ns;
 }
 
+/* The CPU-time estimate: the thread's CPU clock read at cpu_est_wall, plus the time it
+ * spent on a CPU since, summed from its switch records (in at t_in, out at t_out). */
+static void switch_time(nts_slot *t, int in, uint64_t when)
+{
+	if (!t->cpu_est_ok)
+		return;
+	if (when < t->cpu_est_wall)
+		when = t->cpu_est_wall; /* written between the ring's reading and the clock's */
+	if (in) {
+		t->cpu_est_in = when;
+	} else if (t->cpu_est_in) {
+		t->cpu_est_run += when - t->cpu_est_in;
+		t->cpu_est_in = 0;
+	}
+}
+
+uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t now)
+{
+	if (t->perf_state == NTS_PERF_OPEN && t->cpu_est_ok && t->perf_sw != NTS_SW_UNKNOWN &&
+	    now >= t->cpu_est_wall && now - t->cpu_est_wall < PERF_CPU_ANCHOR_NS) {
+		uint64_t run = t->cpu_est_run;
+		if (t->perf_sw == NTS_SW_IN && t->cpu_est_in && now > t->cpu_est_in)
+			run += now - t->cpu_est_in;
+		return t->cpu_est_base + run;
+	}
+	uint64_t cpu = nts_tid_cpu(tid);
+	t->cpu_est_base = cpu;
+	t->cpu_est_wall = now;
+	t->cpu_est_run = 0;
+	t->cpu_est_in = t->perf_sw == NTS_SW_IN ? now : 0;
+	t->cpu_est_ok = cpu != 0 && t->perf_sw != NTS_SW_UNKNOWN;
+	return cpu;
+}
+
 /* Copies n bytes at ring offset off (wrapping) to out. */
 static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *out, size_t n)
 {
@@ -237,8 +286,29 @@ int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		if (h.type == PERF_RECORD_SAMPLE) {
 			newest = tail;
 			newest_len = h.size;
-		} else if (h.type == PERF_RECORD_LOST && lost) {
-			(*lost)++;
+		} else if (h.type == PERF_RECORD_SWITCH) {
+			/* out: preempted while runnable, or blocked; in: on a CPU again */
+			t->perf_sw = !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ? NTS_SW_IN
+				     : (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? NTS_SW_PREEMPTED
+										   : NTS_SW_BLOCKED;
+			if (t->perf_sw == NTS_SW_IN)
+				t->perf_sw_in++;
+			/* its time (sample_id_all: tid, then time) for the CPU-time estimate */
+			uint8_t sid[16];
+			if (h.size >= sizeof h + sizeof sid) {
+				ring_copy(data, size, tail + sizeof h, sid, sizeof sid);
+				uint64_t when;
+				memcpy(&when, sid + 8, 8);
+				switch_time(t, t->perf_sw == NTS_SW_IN, when);
+			} else {
+				t->cpu_est_ok = 0;
+			}
+		} else if (h.type == PERF_RECORD_LOST) {
+			t->perf_sw = NTS_SW_UNKNOWN; /* a switch may be among what was lost */
+			t->perf_sw_in++;
+			t->cpu_est_ok = 0;
+			if (lost)
+				(*lost)++;
 		}
 		tail += h.size;
 	}

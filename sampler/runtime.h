@@ -26,6 +26,8 @@
 #define NAME_REFRESH_NS 1000000000u
 /* Threads are listed at most this often (new threads wait that long for a sample). */
 #define SWEEP_NS 5000000u
+/* ... but listed in full only when their number changed, or at least this often. */
+#define SWEEP_FULL_NS 100000000u
 /* samplepoint mode: the control pipe is read at most this often (one system call), and a
  * SIGINT/SIGTERM that no samplepoint check takes up within SP_SIGNAL_GRACE_NS ends the
  * program without finalizing the file (the blocks written so far stay readable) */
@@ -33,6 +35,8 @@
 #define SP_SIGNAL_GRACE_NS 1000000000u
 /* Loaded objects are checked for changes (dlopen) at most this often. */
 #define MODULE_CHECK_NS 100000000u
+/* nettrace-record's control pipe ("stop") is looked at this often. */
+#define CONTROL_POLL_NS 20000000u
 
 /* Samples are stamped with their session's scheduled time, not the time the round ran:
  * each session's timeline is then exactly its schedule (a late round, or a round that
@@ -62,7 +66,9 @@ typedef struct nts_runtime {
 	int have_thread;
 	pid_t sampler_tid;
 	_Atomic pid_t thread_tid; /* set by the new sampler thread */
-	int wake_fd;
+	_Atomic int can_wake; /* the sampler thread may be woken (it was started) */
+	_Atomic uint32_t wake_word; /* its futex (nts_rt_wake) */
+	uint64_t control_poll_ns; /* when the control pipe is looked at next */
 	int stop_req;
 	struct nts_session *sess[NTS_MAX_SESSIONS];
 	uint64_t live_mask;   /* sessions that accept records */
@@ -80,7 +86,9 @@ typedef struct nts_runtime {
 	uint32_t nactive;
 	uint32_t slots_made;   /* slots with buffers allocated (0..made-1 may be reused) */
 	uint64_t sweep_gen;
-	uint64_t sweep_ns;     /* when threads were last listed */
+	uint64_t sweep_ns;     /* when threads were last counted */
+	uint64_t sweep_full_ns; /* ... and listed */
+	uint64_t sweep_links;  /* the task directory's link count after that listing */
 	DIR *task_dir;
 	uint64_t over_threads; /* threads beyond max_threads in the last sweep */
 	/* the scheduled time of each session in recent rounds, by round number */
@@ -165,6 +173,9 @@ void nts_stack_mapping_of(uint64_t sp, uint64_t *lo, uint64_t *hi);
 int nts_perf_choose(int want, nt_error *err);
 void nts_perf_retune(uint64_t iv);
 void nts_perf_release(nts_slot *t);
+
+/* sampler.c: wakes the sampler thread (async-signal-safe). */
+void nts_rt_wake(void);
 
 /* env.c: finalizes and reports the environment session, then stops the sampler;
  * wait_ns > 0: gives up if the lock is not free within that time. */

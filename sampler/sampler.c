@@ -4,7 +4,7 @@
  *
  * The sampler thread (doc/sampler-design.md §0): each session keeps its own cumulative
  * schedule (schedule.c); the thread sleeps on CLOCK_MONOTONIC until the earliest deadline
- * (ppoll on an eventfd, so adding or removing a session wakes it at once), takes one
+ * (a futex wait, so adding or removing a session wakes it at once), takes one
  * sampling round for the sessions that are due (a 64-bit mask), and every record carries
  * that mask, so each session receives exactly its own samples whatever the others do.
  *
@@ -41,7 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sched.h>
@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "../libtrace/internal.h"
-nts_runtime nts_rt = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1, .env_status_fd = -1,
+nts_runtime nts_rt = {.mu = PTHREAD_MUTEX_INITIALIZER, .env_status_fd = -1,
 		      .env_control_fd = -1};
 
 static pid_t gettid_(void)
@@ -71,13 +71,20 @@ static void rt_log(const char *fmt, ...)
 	nts_rt.o.log_fn(nts_rt.o.log_ctx, buf);
 }
 
+/* The sampler thread sleeps on a futex (cheaper than polling a descriptor: it wakes up
+ * a thousand times a second): a waker bumps the word and wakes it; the thread compares
+ * with the value it read before it last looked at the state. Async-signal-safe. */
+void nts_rt_wake(void)
+{
+	if (!atomic_load(&nts_rt.can_wake))
+		return;
+	atomic_fetch_add(&nts_rt.wake_word, 1);
+	syscall(SYS_futex, &nts_rt.wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void wake_sampler(void)
 {
-	uint64_t one = 1;
-	if (nts_rt.wake_fd >= 0) {
-		ssize_t n = write(nts_rt.wake_fd, &one, sizeof one);
-		(void)n;
-	}
+	nts_rt_wake();
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -393,14 +400,18 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	if (got && ((pid_t)r.tid != tid ||
 		    r.ts_ns + 2 * NTS_PERF_PER_ROUND * nts_rt.perf_period_ns < now))
 		got = 0;
+	/* blocked since (its last switch record): its stack is elsewhere now; the signal
+	 * takes it, and the rounds after cost nothing (the CPU clock stays) */
+	if (t->perf_sw == NTS_SW_BLOCKED)
+		return 0;
 	/* CpuTimeNs: the thread's CPU clock now (the sample's stack is at most a period of
 	 * its CPU older), one clock for every sample of the thread */
-	uint64_t cpu = nts_tid_cpu(tid);
+	if (!got && (!t->have_last || !t->last_perf))
+		return 0;
+	uint64_t cpu = nts_perf_cpu(t, tid, nts_now());
 	if (got) {
 		t->perf_cpu = cpu;
 	} else {
-		if (!t->have_last || !t->last_perf)
-			return 0;
 		if (cpu > t->perf_cpu + t->perf_period || nts_perf_runnable(t, tid) != 1)
 			return 0;
 		r = *t->last; /* its processor too: where that stack was seen last */
@@ -424,13 +435,40 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 	return 1;
 }
 
+/* The CPU clock of a thread last seen blocked. With perf_events, a thread whose last
+ * switch record put it off the CPU blocked, and that has not been switched in since the
+ * clock was last read, has used no CPU since: that reading, without a system call. */
+static uint64_t idle_cpu(nts_slot *t, pid_t tid)
+{
+	if (t->perf_state == NTS_PERF_OPEN && t->perf_sw == NTS_SW_BLOCKED &&
+	    t->perf_sw_in == t->idle_sw_in && t->idle_cpu)
+		return t->idle_cpu;
+	uint64_t cpu = nts_tid_cpu(tid);
+	t->idle_cpu = cpu;
+	t->idle_sw_in = t->perf_sw_in;
+	return cpu;
+}
+
 static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 {
 	/* Listing /proc/self/task costs about as much as the rest of a round: do it at most
 	 * every SWEEP_NS. A new thread waits that long for its first sample; a thread gone
 	 * since is noticed when its signal fails (ESRCH). */
 	if (!nts_rt.sweep_ns || now - nts_rt.sweep_ns >= SWEEP_NS) {
-		sweep();
+		/* the directory's link count is 2 + its threads (one fstat): an unchanged
+		 * count skips the listing, up to SWEEP_FULL_NS (a thread that ended and one
+		 * that started meanwhile keep the count) */
+		struct stat dst;
+		uint64_t links = nts_rt.task_dir && fstat(dirfd(nts_rt.task_dir), &dst) == 0
+					 ? (uint64_t)dst.st_nlink
+					 : 0;
+		if (!links || links != nts_rt.sweep_links || now - nts_rt.sweep_full_ns >= SWEEP_FULL_NS) {
+			sweep();
+			nts_rt.sweep_full_ns = now;
+			nts_rt.sweep_links = nts_rt.task_dir && fstat(dirfd(nts_rt.task_dir), &dst) == 0
+						     ? (uint64_t)dst.st_nlink
+						     : 0;
+		}
 		nts_rt.sweep_ns = now;
 	}
 	if (nts_rt.over_threads)
@@ -471,7 +509,7 @@ static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 		 * thread last seen running is signalled anyway) */
 		uint64_t cpu = 0;
 		if (t->have_last && t->last->state != NTS_ST_RUNNING &&
-		    (cpu = nts_tid_cpu(tid)) >= t->last_cpu && cpu - t->last_cpu <= IDLE_CPU_NS) {
+		    (cpu = idle_cpu(t, tid)) >= t->last_cpu && cpu - t->last_cpu <= IDLE_CPU_NS) {
 			/* blocked since its last sample: same stack, no signal */
 			nts_record r;
 			memset(&r, 0, sizeof r);
@@ -569,6 +607,7 @@ static void *sampler_main(void *arg)
 	atomic_store(&nts_rt.thread_tid, gettid_()); /* start_locked() waits for it */
 	pthread_mutex_lock(&nts_rt.mu);
 	while (!nts_rt.stop_req) {
+		uint32_t seen = atomic_load(&nts_rt.wake_word); /* before the state is read */
 		if (atomic_load(&nts_rt.env_signal)) {
 			nts_rt.env_on_signal();
 			continue;
@@ -582,25 +621,31 @@ static void *sampler_main(void *arg)
 			if (s->next_flush_ns < wake)
 				wake = s->next_flush_ns;
 		}
+		/* nettrace-record's control pipe: looked at every CONTROL_POLL_NS */
+		if (nts_rt.env_control_fd >= 0) {
+			if (now >= nts_rt.control_poll_ns) {
+				struct pollfd pfd = {nts_rt.env_control_fd, POLLIN, 0};
+				nts_rt.control_poll_ns = now + CONTROL_POLL_NS;
+				if (poll(&pfd, 1, 0) > 0 && pfd.revents) {
+					nts_rt.env_on_control();
+					continue;
+				}
+			}
+			if (nts_rt.control_poll_ns < wake)
+				wake = nts_rt.control_poll_ns;
+		}
 		if (wake > now + DUE_SLACK_NS) {
-			struct pollfd pfd[2] = {{nts_rt.wake_fd, POLLIN, 0}, {nts_rt.env_control_fd, POLLIN, 0}};
 			struct timespec ts, *tsp = NULL;
 			if (wake != UINT64_MAX) {
-				uint64_t d = wake - now;
-				ts.tv_sec = (time_t)(d / 1000000000u);
-				ts.tv_nsec = (long)(d % 1000000000u);
+				ts.tv_sec = (time_t)(wake / 1000000000u);
+				ts.tv_nsec = (long)(wake % 1000000000u);
 				tsp = &ts;
 			}
 			pthread_mutex_unlock(&nts_rt.mu);
-			int n = ppoll(pfd, nts_rt.env_control_fd >= 0 ? 2 : 1, tsp, NULL);
-			if (n > 0 && (pfd[0].revents & POLLIN)) {
-				uint64_t v;
-				ssize_t r = read(nts_rt.wake_fd, &v, sizeof v);
-				(void)r;
-			}
+			/* an absolute CLOCK_MONOTONIC deadline; returns at once if woken since */
+			syscall(SYS_futex, &nts_rt.wake_word, FUTEX_WAIT_BITSET_PRIVATE, seen, tsp, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 			pthread_mutex_lock(&nts_rt.mu);
-			if (n > 0 && nts_rt.env_control_fd >= 0 && pfd[1].revents)
-				nts_rt.env_on_control();
 			continue;
 		}
 		now = nts_now();
@@ -724,9 +769,7 @@ static void atfork_child(void)
 	if (nts_rt.env_control_fd >= 0)
 		close(nts_rt.env_control_fd);
 	nts_rt.env_control_fd = -1;
-	if (nts_rt.wake_fd >= 0)
-		close(nts_rt.wake_fd);
-	nts_rt.wake_fd = -1;
+	atomic_store(&nts_rt.can_wake, 0);
 	if (nts_rt.task_dir)
 		closedir(nts_rt.task_dir);
 	nts_rt.task_dir = NULL;
@@ -845,9 +888,7 @@ static int start_locked(const nts_opts *opts, nt_error *err)
 	if (sigaction(sig, &sa, NULL))
 		return nt_fail_errno(err, errno, "sampler: sigaction(%d) failed", sig);
 	nts_g.signo = sig;
-	nts_rt.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (nts_rt.wake_fd < 0)
-		return nt_fail_errno(err, errno, "sampler: eventfd failed");
+	atomic_store(&nts_rt.can_wake, 1);
 	nts_rt.stop_req = 0;
 	atomic_store(&nts_g.active, 1);
 	/* the sampler thread must not inherit the caller's blocked signals into a state that
@@ -855,8 +896,7 @@ static int start_locked(const nts_opts *opts, nt_error *err)
 	int e = pthread_create(&nts_rt.thread, NULL, sampler_main, NULL);
 	if (e) {
 		atomic_store(&nts_g.active, 0);
-		close(nts_rt.wake_fd);
-		nts_rt.wake_fd = -1;
+		atomic_store(&nts_rt.can_wake, 0);
 		return nt_fail_errno(err, e, "sampler: cannot create the sampler thread");
 	}
 	/* Sessions name the sampler thread as the capture thread of every event, from their
@@ -1197,9 +1237,7 @@ static int stop_locked(nt_error *err)
 	/* The handler stays installed but idle: a signal still pending on some thread must
 	 * not terminate the process (a real-time signal's default action). */
 	atomic_store(&nts_g.active, 0);
-	if (nts_rt.wake_fd >= 0)
-		close(nts_rt.wake_fd);
-	nts_rt.wake_fd = -1;
+	atomic_store(&nts_rt.can_wake, 0);
 	if (nts_rt.task_dir)
 		closedir(nts_rt.task_dir);
 	nts_rt.task_dir = NULL;

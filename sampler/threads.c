@@ -141,6 +141,7 @@ static nts_slot *slot_new(pid_t tid)
 	t->stack_lo = t->stack_hi = 0;
 	t->have_last = 0;
 	t->last_cpu = 0;
+	t->idle_cpu = 0;
 	t->named_mask = 0;
 	t->name_ts = 0;
 	t->name[0] = 0;

@@ -177,6 +177,7 @@ typedef struct summary {
 	uint8_t seen_ok[64];                  /* bit 0: seen_tid[i] valid, bit 1: seen_ctid */
 	const nt_metadata *sample_meta_of; /* the record is_sample_meta is for */
 	int is_sample_meta;
+	int sample_native;     /* its record is a native sampler's ThreadSample (v1, State) */
 	uint64_t samples, by_type[4]; /* Error, External, Managed, other */
 	evrow *rows;              /* sorted, count > 0 */
 	size_t nrows;
@@ -418,6 +419,12 @@ static int summary_add(summary *s, const nt_event *ev)
 	if (ev->meta != s->sample_meta_of || !s->sample_meta_of) {
 		s->sample_meta_of = ev->meta;
 		s->is_sample_meta = ev->meta && nt_event_is_sample(ev, NULL);
+		/* a native sampler's ThreadSample (version >= 1 with State) says Managed for
+		 * a running thread for TraceEvent's sake: External here, as
+		 * nt_event_is_sample() gives it (doc/format/sampler-events.md) */
+		s->sample_native = s->is_sample_meta && ev->meta->version >= 1 &&
+				   ev->meta->nfields >= 3 && ev->meta->fields[2].name &&
+				   strcmp(ev->meta->fields[2].name, "State") == 0;
 	}
 	if (s->is_sample_meta) {
 		/* the sample type as nt_event_is_sample() gives it (its first uint32 of
@@ -426,6 +433,8 @@ static int summary_add(summary *s, const nt_event *ev)
 		uint32_t type = ev->payload_len < 4 ? 0
 				: (uint32_t)pl[0] | (uint32_t)pl[1] << 8 | (uint32_t)pl[2] << 16 |
 					  (uint32_t)pl[3] << 24;
+		if (type == NT_SAMPLE_MANAGED && s->sample_native)
+			type = NT_SAMPLE_EXTERNAL;
 		s->samples++;
 		s->by_type[type < 3 ? type : 3]++;
 		size_t a = u64_hash(ev->thread_id) & 63, b = u64_hash(ev->capture_thread_id) & 63;
