@@ -701,7 +701,7 @@ static int write_stacks(chexp *x)
  * column its name, its type (Strings) and its values: fixed-size ones little-endian back to
  * back, Strings as LEB128 length and bytes, Enum8 as one byte. */
 #define CH_NATIVE_ROWS 65536u    /* rows per block (the server joins them up to 1 M) */
-#define CH_PARALLEL_MIN 200000u  /* samples from which they go over two connections */
+#define CH_PARALLEL_MIN 20000u   /* entries of the sequence from which samples take two connections */
 #define CH_NCOLS 8
 
 static const char *const CH_SAMPLE_COLS[CH_NCOLS] = {
@@ -1330,6 +1330,9 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		if ((rc = ch_exec(&c, q.p, NULL, err)))
 			goto out;
 	}
+	/* tables an earlier version made take their own column types: known before any row */
+	if ((rc = column_modes(&x) ? err->code : 0))
+		goto out;
 
 	/* complete traces are skipped; the others lose any rows of an earlier attempt */
 	q.n = 0;
