@@ -502,6 +502,7 @@ typedef struct chexp {
 	 * made before the Enum8 columns) */
 	int cat_enum[2], st_enum[2];
 	int modes_known;
+	uint32_t maxlen[4];      /* the longest encoded trace_id, category, sample_type, subsystem */
 } chexp;
 
 static const char *trace_of(chexp *x, int64_t session)
@@ -740,23 +741,22 @@ static void nat_free(chnat *w)
 	w->req.fd = -1;
 }
 
-static inline void nat_put(chbuf *b, const void *p, size_t n)
+/* Bytes of slack after a column's values and a group's encoded strings: a value is
+ * copied 16 bytes at a time. */
+#define CH_SLACK 16
+
+static inline char *nat_copy(char *d, const char *s, size_t n)
 {
-	if (b->cap - b->n < n && !b->oom &&
-	    nt_grow((void **)&b->p, &b->cap, b->n + n < 4096 ? 4096 : b->n + n, 1))
-		b->oom = 1;
-	if (b->oom)
-		return;
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(d + i, s + i, 16);
+	return d + n;
 }
 
-static inline void nat_le(chbuf *b, uint64_t v, size_t n)
+static inline char *nat_le(char *d, uint64_t v, size_t n)
 {
-	unsigned char t[8];
 	for (size_t i = 0; i < n; i++)
-		t[i] = (unsigned char)(v >> (8 * i));
-	nat_put(b, t, n);
+		d[i] = (char)(v >> (8 * i));
+	return d + n;
 }
 
 static int nat_flush(chnat *w)
@@ -803,26 +803,29 @@ static int nat_flush(chnat *w)
 }
 
 /* One row: the group's values and the sample's time and weight (the hot loop of an
- * import). */
+ * import). The columns have room for a block (nat_start), so no check here. */
 static int nat_row(chnat *w, const struct chgroup *g, int64_t ts_ns, double weight_ns)
 {
 	const char *e = g->enc.p;
 	uint64_t wb;
 	memcpy(&wb, &weight_ns, sizeof wb);
-	nat_put(&w->col[0], e, g->at[1]);
-	nat_le(&w->col[1], g->tid, 4);
-	nat_le(&w->col[2], (uint64_t)ts_ns, 8);
-	nat_le(&w->col[3], g->cs, 8);
+	chbuf *c = w->col;
+	c[0].n = (size_t)(nat_copy(c[0].p + c[0].n, e, g->at[1]) - c[0].p);
+	c[1].n = (size_t)(nat_le(c[1].p + c[1].n, g->tid, 4) - c[1].p);
+	c[2].n = (size_t)(nat_le(c[2].p + c[2].n, (uint64_t)ts_ns, 8) - c[2].p);
+	c[3].n = (size_t)(nat_le(c[3].p + c[3].n, g->cs, 8) - c[3].p);
 	if (w->cat_enum)
-		nat_put(&w->col[4], &g->cat, 1);
+		c[4].p[c[4].n++] = (char)g->cat;
 	else
-		nat_put(&w->col[4], e + g->at[1], g->at[2] - g->at[1]);
+		c[4].n = (size_t)(nat_copy(c[4].p + c[4].n, e + g->at[1], g->at[2] - g->at[1]) -
+				  c[4].p);
 	if (w->st_enum)
-		nat_put(&w->col[5], &g->stype, 1);
+		c[5].p[c[5].n++] = (char)g->stype;
 	else
-		nat_put(&w->col[5], e + g->at[2], g->at[3] - g->at[2]);
-	nat_le(&w->col[6], wb, 8);
-	nat_put(&w->col[7], e + g->at[3], g->at[4] - g->at[3]);
+		c[5].n = (size_t)(nat_copy(c[5].p + c[5].n, e + g->at[2], g->at[3] - g->at[2]) -
+				  c[5].p);
+	c[6].n = (size_t)(nat_le(c[6].p + c[6].n, wb, 8) - c[6].p);
+	c[7].n = (size_t)(nat_copy(c[7].p + c[7].n, e + g->at[3], g->at[4] - g->at[3]) - c[7].p);
 	return ++w->rows >= CH_NATIVE_ROWS ? nat_flush(w) : 0;
 }
 
@@ -833,6 +836,14 @@ static int nat_start(chexp *x, chnat *w, int charges, nt_error *err)
 	w->err = err;
 	w->cat_enum = x->cat_enum[charges];
 	w->st_enum = x->st_enum[charges];
+	/* room for a block: each column's widest value times the rows */
+	size_t width[CH_NCOLS] = {x->maxlen[0], 4, 8, 8, w->cat_enum ? 1 : x->maxlen[1],
+				  w->st_enum ? 1 : x->maxlen[2], 8, x->maxlen[3]};
+	for (int i = 0; i < CH_NCOLS; i++) {
+		w->col[i].cap = (size_t)CH_NATIVE_ROWS * width[i] + CH_SLACK;
+		if (!(w->col[i].p = malloc(w->col[i].cap)))
+			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	}
 	char q[256];
 	snprintf(q, sizeof q, "INSERT INTO %s.%s FORMAT Native", x->c->db,
 		 charges ? "charges" : "samples");
@@ -959,8 +970,13 @@ static int on_group(void *ctx, const nt_sql_row *row)
 	g->at[4] = (uint32_t)g->enc.n;
 	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
 	g->own_weight = v[8].type == NT_SQL_INTEGER && v[8].i != 0;
-	if (g->enc.oom)
+	if (g->enc.oom || (g->enc.cap < g->enc.n + CH_SLACK &&
+			   nt_grow((void **)&g->enc.p, &g->enc.cap, g->enc.n + CH_SLACK, 1)))
 		return 1;
+	memset(g->enc.p + g->enc.n, 0, CH_SLACK);
+	for (int i = 0; i < 4; i++)
+		if (g->at[i + 1] - g->at[i] > x->maxlen[i])
+			x->maxlen[i] = g->at[i + 1] - g->at[i];
 	return 0;
 }
 
