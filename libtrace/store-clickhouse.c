@@ -754,8 +754,12 @@ static inline char *nat_copy(char *d, const char *s, size_t n)
 
 static inline char *nat_le(char *d, uint64_t v, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(d, &v, 8); /* one store; the bytes past n are slack, overwritten next */
+#else
 	for (size_t i = 0; i < n; i++)
 		d[i] = (char)(v >> (8 * i));
+#endif
 	return d + n;
 }
 
