@@ -484,9 +484,8 @@ typedef struct chexp {
 	uint64_t traces;         /* rows of `traces` written */
 	/* samples and charges: what a group's samples share, encoded once */
 	struct chgroup {
-		chbuf enc;         /* as Native String values: trace_id, category, sample_type,
-				      subsystem; at[i] is where value i starts, at[4] the end */
-		uint32_t at[5];
+		uint32_t off[4], len[4]; /* trace_id, category, sample_type, subsystem as
+					    Native String values: where in pool, how long */
 		uint32_t tid;      /* thread_id */
 		uint64_t cs;       /* callsite_id */
 		uint8_t cat, stype; /* the Enum8 codes of category and sample_type */
@@ -503,6 +502,14 @@ typedef struct chexp {
 	int cat_enum[2], st_enum[2];
 	int modes_known;
 	uint32_t maxlen[4];      /* the longest encoded trace_id, category, sample_type, subsystem */
+	/* the distinct String values of the groups, encoded once, back to back (the rows copy
+	 * from these few bytes, which stay in the cache, not from one copy per group) */
+	chbuf pool;
+	nt_idmap poolmap;        /* FNV-1a of a value -> index in poolv */
+	struct chval {
+		uint32_t off, len;
+	} *poolv;
+	size_t npool, poolcap;
 } chexp;
 
 static const char *trace_of(chexp *x, int64_t session)
@@ -727,6 +734,7 @@ typedef struct chnat {
 	chreq req;
 	nt_error *err;
 	int cat_enum, st_enum;
+	const char *pool;        /* chexp's pool, complete */
 	chbuf col[CH_NCOLS];
 	size_t rows;             /* in the block */
 	uint64_t total, bytes;   /* rows and bytes sent */
@@ -810,26 +818,24 @@ static int nat_flush(chnat *w)
  * import). The columns have room for a block (nat_start), so no check here. */
 static int nat_row(chnat *w, const struct chgroup *g, int64_t ts_ns, double weight_ns)
 {
-	const char *e = g->enc.p;
+	const char *e = w->pool;
 	uint64_t wb;
 	memcpy(&wb, &weight_ns, sizeof wb);
 	chbuf *c = w->col;
-	c[0].n = (size_t)(nat_copy(c[0].p + c[0].n, e, g->at[1]) - c[0].p);
+	c[0].n = (size_t)(nat_copy(c[0].p + c[0].n, e + g->off[0], g->len[0]) - c[0].p);
 	c[1].n = (size_t)(nat_le(c[1].p + c[1].n, g->tid, 4) - c[1].p);
 	c[2].n = (size_t)(nat_le(c[2].p + c[2].n, (uint64_t)ts_ns, 8) - c[2].p);
 	c[3].n = (size_t)(nat_le(c[3].p + c[3].n, g->cs, 8) - c[3].p);
 	if (w->cat_enum)
 		c[4].p[c[4].n++] = (char)g->cat;
 	else
-		c[4].n = (size_t)(nat_copy(c[4].p + c[4].n, e + g->at[1], g->at[2] - g->at[1]) -
-				  c[4].p);
+		c[4].n = (size_t)(nat_copy(c[4].p + c[4].n, e + g->off[1], g->len[1]) - c[4].p);
 	if (w->st_enum)
 		c[5].p[c[5].n++] = (char)g->stype;
 	else
-		c[5].n = (size_t)(nat_copy(c[5].p + c[5].n, e + g->at[2], g->at[3] - g->at[2]) -
-				  c[5].p);
+		c[5].n = (size_t)(nat_copy(c[5].p + c[5].n, e + g->off[2], g->len[2]) - c[5].p);
 	c[6].n = (size_t)(nat_le(c[6].p + c[6].n, wb, 8) - c[6].p);
-	c[7].n = (size_t)(nat_copy(c[7].p + c[7].n, e + g->at[3], g->at[4] - g->at[3]) - c[7].p);
+	c[7].n = (size_t)(nat_copy(c[7].p + c[7].n, e + g->off[3], g->len[3]) - c[7].p);
 	return ++w->rows >= CH_NATIVE_ROWS ? nat_flush(w) : 0;
 }
 
@@ -840,6 +846,7 @@ static int nat_start(chexp *x, chnat *w, int charges, nt_error *err)
 	w->err = err;
 	w->cat_enum = x->cat_enum[charges];
 	w->st_enum = x->st_enum[charges];
+	w->pool = x->pool.p;
 	/* room for a block: each column's widest value times the rows */
 	size_t width[CH_NCOLS] = {x->maxlen[0], 4, 8, 8, w->cat_enum ? 1 : x->maxlen[1],
 				  w->st_enum ? 1 : x->maxlen[2], 8, x->maxlen[3]};
@@ -934,6 +941,30 @@ static int column_modes(chexp *x)
 	return 0;
 }
 
+/* *off: where the encoded value p[0..n) is in x->pool, added when new. */
+static int pool_intern(chexp *x, const char *p, size_t n, uint32_t *off)
+{
+	uint64_t h = nt_fnv1a(NT_FNV1A_BASIS, p, n);
+	size_t i;
+	int known = nt_idmap_get(&x->poolmap, h, &i);
+	if (known && x->poolv[i].len == n && !memcmp(x->pool.p + x->poolv[i].off, p, n)) {
+		*off = x->poolv[i].off;
+		return 0;
+	}
+	/* new (or another value with the same hash: kept, not mapped) */
+	if (x->pool.n + n > UINT32_MAX / 2 || x->npool >= UINT32_MAX - 1 ||
+	    (x->npool == x->poolcap &&
+	     nt_grow((void **)&x->poolv, &x->poolcap, x->npool + 1, sizeof *x->poolv)) ||
+	    (!known && nt_idmap_put(&x->poolmap, h, x->npool)))
+		return -1;
+	*off = (uint32_t)x->pool.n;
+	x->poolv[x->npool].off = *off;
+	x->poolv[x->npool].len = (uint32_t)n;
+	x->npool++;
+	cb_put(&x->pool, p, n);
+	return x->pool.oom ? -1 : 0;
+}
+
 static int on_group(void *ctx, const nt_sql_row *row)
 {
 	chexp *x = ctx;
@@ -963,25 +994,24 @@ static int on_group(void *ctx, const nt_sql_row *row)
 	}
 	g->cat = (uint8_t)c;
 	g->stype = (uint8_t)t;
-	g->at[0] = 0;
-	rb_str(&g->enc, tid, strlen(tid));
-	g->at[1] = (uint32_t)g->enc.n;
-	put_value(&g->enc, 's', &v[4]);
-	g->at[2] = (uint32_t)g->enc.n;
-	put_value(&g->enc, 's', &v[5]);
-	g->at[3] = (uint32_t)g->enc.n;
-	put_value(&g->enc, 's', &v[6]);
-	g->at[4] = (uint32_t)g->enc.n;
 	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
 	g->own_weight = v[8].type == NT_SQL_INTEGER && v[8].i != 0;
-	if (g->enc.oom || (g->enc.cap < g->enc.n + CH_SLACK &&
-			   nt_grow((void **)&g->enc.p, &g->enc.cap, g->enc.n + CH_SLACK, 1)))
-		return 1;
-	memset(g->enc.p + g->enc.n, 0, CH_SLACK);
-	for (int i = 0; i < 4; i++)
-		if (g->at[i + 1] - g->at[i] > x->maxlen[i])
-			x->maxlen[i] = g->at[i + 1] - g->at[i];
-	return 0;
+	chbuf enc = {0};
+	int rc = 0;
+	for (int i = 0; !rc && i < 4; i++) {
+		enc.n = 0;
+		if (i == 0)
+			rb_str(&enc, tid, strlen(tid));
+		else
+			put_value(&enc, 's', &v[3 + i]);
+		if (enc.oom || enc.n > UINT32_MAX / 2 || pool_intern(x, enc.p, enc.n, &g->off[i]))
+			rc = 1;
+		g->len[i] = (uint32_t)enc.n;
+		if (g->len[i] > x->maxlen[i])
+			x->maxlen[i] = g->len[i];
+	}
+	free(enc.p);
+	return rc;
 }
 
 /* The rows of sample_rows or charges (the store path): one connection. */
@@ -1117,7 +1147,14 @@ static int make_groups(chexp *x)
 				on_group, x, x->err);
 	if (rc > 0 && !x->err->code)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	return rc ? -1 : 0;
+	if (rc)
+		return -1;
+	/* the rows copy values 16 bytes at a time: zeroed slack after the last */
+	chbuf *b = &x->pool;
+	if (b->cap < b->n + CH_SLACK && nt_grow((void **)&b->p, &b->cap, b->n + CH_SLACK, 1))
+		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	memset(b->p + b->n, 0, CH_SLACK);
+	return 0;
 }
 
 /* samples (charges 0) or the GC pauses charged to a group without a sample (charges 1,
@@ -1449,10 +1486,10 @@ out:
 		local.sz = sz;
 		memcpy(stats, &local, sz);
 	}
-	for (size_t i = 0; i < x.ngroups; i++) {
-		free(x.groups[i].enc.p);
-	}
 	free(x.groups);
+	free(x.pool.p);
+	free(x.poolv);
+	nt_idmap_free(&x.poolmap);
 	for (size_t i = 0; i < x.ncs; i++)
 		free(x.name[i]);
 	free(x.name);
