@@ -105,7 +105,8 @@ done
 say "clickhouse-server $("$CHC" --port "$CHT" -q "SELECT version()") on 127.0.0.1:$CHH"
 
 # ------------------------------------------------------------------ measurements
-# measure WHAT CMD...: one run; appends "WHAT wall_s cpu_s maxrss_kb server_cpu_s" to $RES.
+# measure WHAT CMD...: one run; appends "WHAT wall_s cpu_s maxrss_kb server_cpu_s export_s" to
+# $RES (export_s: the wall time of the ClickHouse export after the reading, from -v; else -).
 RES=$WORK/results.txt
 : >"$RES"
 TIMEF=$WORK/time.tmp
@@ -118,8 +119,9 @@ measure() {
 		die "$what failed"
 	}
 	c1=$(chcpu)
-	awk -v w="$what" -v s="$(echo "$c0 $c1" | awk '{ printf "%.2f", $2 - $1 }')" \
-		'{ printf "%s %s %.3f %s %s\n", w, $1, $2 + $3, $4, s }' "$TIMEF" >>"$RES"
+	x=$(sed -n 's/.*ClickHouse: .* in \([0-9.]*\) s$/\1/p' "$WORK/stderr.tmp" | tail -n 1)
+	awk -v w="$what" -v s="$(echo "$c0 $c1" | awk '{ printf "%.2f", $2 - $1 }')" -v x="${x:--}" \
+		'{ printf "%s %s %.3f %s %s %s\n", w, $1, $2 + $3, $4, s, x }' "$TIMEF" >>"$RES"
 }
 DB=$WORK/bench.db
 say "measuring on $TRACE ($N runs)"
@@ -129,7 +131,7 @@ while [ "$i" -lt "$N" ]; do
 	measure fold "$FOLD" "$TRACE"
 	rm -f "$DB"
 	measure sqlite "$SQL" "$TRACE" --no-events -o "$DB"
-	measure clickhouse "$SQL" "$TRACE" --no-events --to "clickhouse://127.0.0.1:$CHH/bench_$i"
+	measure clickhouse "$SQL" "$TRACE" -v --no-events --to "clickhouse://127.0.0.1:$CHH/bench_$i"
 	i=$((i + 1))
 done
 SAMPLES=$("$CHC" --port "$CHT" -q "SELECT count() FROM bench_0.samples")
@@ -165,4 +167,9 @@ for w in fold sqlite clickhouse; do
 		"$(rate "$t")" "$(rate "$c")"
 done
 echo "  (server: the clickhouse-server's CPU time during the run; Ms/s: million samples per second)"
+# what the machine's load hides: the wall time two free cores would need at least for our
+# CPU and the server's, and the export's share of the wall time
+echo "$(median clickhouse 3) $(median clickhouse 5) $(median clickhouse 6) $(median clickhouse 2) $SAMPLES $(nproc 2>/dev/null || echo 2)" |
+	awk '{ b = ($1 + $2) / $6; printf "  ClickHouse import: our CPU + the server'"'"'s = %.2f s, on %d free cores at least %.2f s of wall (%.2f Ms/s);\n", $1 + $2, $6, b, $5 / b / 1e6
+	       printf "  the export after the reading took %s s of the %s s of wall\n", $3, $4 }'
 rm -f "$WORK"/*.tmp
