@@ -46,10 +46,12 @@ awk -F '\t' '$1 == "cpu" { n = split($6, f, ";"); for (i = 1; i <= n; i++) { t++
 read -r total unnamed <"$T/named"
 ok=$(awk -v t="$total" -v u="$unnamed" 'BEGIN { print (t > 1000 && (t - u) >= 0.99 * t) ? 1 : 0 }')
 is "$ok" 1 "TraceEvent names >= 99% of the native frames ($unnamed of $total unnamed)"
-# the same stacks: unnamed frames as "?", module names without case
+# the same stacks: unnamed frames as "?" (TraceEvent's "module!?", our "module+0xOFFSET":
+# e.g. libc's signal-return code, where a perf_events sample can land while the first
+# round's signal handler runs), module names without case
 norm() {
 	awk '{ w = $NF; sub(/ [^ ]*$/, ""); n = split($0, f, ";"); s = "";
-	       for (i = 1; i <= n; i++) { if (f[i] ~ /!\?$/ || f[i] == "?!?") f[i] = "?";
+	       for (i = 1; i <= n; i++) { if (f[i] ~ /!\?$/ || f[i] == "?!?" || f[i] ~ /^[^!]*\+0x[0-9a-f]+$/) f[i] = "?";
 	           k = index(f[i], "!"); if (k) f[i] = tolower(substr(f[i], 1, k - 1)) substr(f[i], k);
 	           s = s (i > 1 ? ";" : "") f[i] }
 	       print s, w }' | LC_ALL=C sort
