@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # lib-clickhouse.sh - sourced by the tests that run real clickhouse-server instances on
-# loopback (t410, t791): finding the server and client (the test skips without them), a
+# loopback (t410, t791, t792): finding the server and client (the test skips without them), a
 # server's configuration, and waiting until it answers. Needs lib.sh and CUT (tests/tcp-cut,
 # whose --probe checks the HTTP port).
 
@@ -64,4 +64,39 @@ ch_up() {
 		i=$((i + 1))
 	done
 	return 1
+}
+
+# ch_start BASE STEP: one server in $T/ch on the first free pair of ports from BASE (HTTP
+# H, TCP TP; three tries, STEP apart), its process id in pid (the test's EXIT trap kills
+# it); bails out when none starts. Passes a test line and defines ch SQL (the client's
+# answer to one query, errors included).
+ch_start() {
+	base=$1
+	started=0
+	for attempt in 1 2 3; do
+		H=$base TP=$((base + 1))
+		ch_config "$T/ch" "$H" "$TP"
+		"$CHS" --config-file="$T/ch/config.xml" >"$T/ch/out.log" 2>&1 &
+		pid=$!
+		ch_up "$TP" "$H" "$pid" && { started=1; break; }
+		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+		pid=""
+		base=$((base + $2))
+	done
+	if [ $started != 1 ]; then
+		echo "Bail out! clickhouse-server did not start: $(tail -n 3 "$T/ch/error.log" 2>/dev/null)"
+		exit 1
+	fi
+	pass "clickhouse-server on 127.0.0.1:$TP"
+}
+ch() { "$CHC" --port "$TP" -q "$1" 2>&1; }
+
+# ch_cut PORTFILE HTTP PATTERN BYTES: starts tests/tcp-cut in front of the server's HTTP
+# port (it cuts the connection BYTES bytes after a request matching PATTERN; 120 s at most),
+# its process id in cutpid, its own port in CP once it listens.
+ch_cut() {
+	"$CUT" "$1" "$2" "$3" "$4" 120 &
+	cutpid=$!
+	i=0; while [ ! -s "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	CP=$(cat "$1")
 }

@@ -145,10 +145,7 @@ grep -q "ClickHouse: 0 trace(s) imported, 1 there already" "$T/err" &&
 is "$(ch "$T1" "SELECT count() FROM nt.samples")" "$before" "no sample row added by the second import"
 
 # ---------------------------------------------------------------- cut mid-import, retry
-"$CUT" "$T/cut.port" "$H2" "nt.events%20FORMAT" 20000 120 &
-cutpid=$!
-i=0; while [ ! -s "$T/cut.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-CP=$(cat "$T/cut.port")
+ch_cut "$T/cut.port" "$H2" "nt.events%20FORMAT" 20000
 run "$SQL" -v --to "clickhouse://127.0.0.1:$CP/nt" "$B"
 is_rc 3 "an import whose connection breaks mid-INSERT fails with exit 3"
 grep -q "ClickHouse" "$T/err" && pass "the failure names ClickHouse ($(grep ClickHouse "$T/err" | head -n 1))" ||

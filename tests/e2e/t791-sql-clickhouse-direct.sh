@@ -17,24 +17,7 @@ need_tool "$CUT"
 # ---------------------------------------------------------------- one server
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
-base=$(( 24000 + ($$ % 2000) * 3 ))
-started=0
-for attempt in 1 2 3; do
-	H=$base TP=$((base + 1))
-	ch_config "$T/ch" "$H" "$TP"
-	"$CHS" --config-file="$T/ch/config.xml" >"$T/ch/out.log" 2>&1 &
-	pid=$!
-	ch_up "$TP" "$H" "$pid" && { started=1; break; }
-	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-	pid=""
-	base=$((base + 41))
-done
-if [ $started != 1 ]; then
-	echo "Bail out! clickhouse-server did not start: $(tail -n 3 "$T/ch/error.log" 2>/dev/null)"
-	exit 1
-fi
-pass "clickhouse-server on 127.0.0.1:$TP"
-ch() { "$CHC" --port "$TP" -q "$1" 2>&1; }
+ch_start $(( 24000 + ($$ % 2000) * 3 )) 41
 
 # dump DB: every table's rows, sorted (the import time of traces left out)
 dump() {

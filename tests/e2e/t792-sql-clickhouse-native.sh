@@ -18,24 +18,7 @@ need_tool "$CUT"
 pid=""
 cutpid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$cutpid" ] && kill "$cutpid" 2>/dev/null; rm -rf "$T"' EXIT
-base=$(( 26000 + ($$ % 2000) * 3 ))
-started=0
-for attempt in 1 2 3; do
-	H=$base TP=$((base + 1))
-	ch_config "$T/ch" "$H" "$TP"
-	"$CHS" --config-file="$T/ch/config.xml" >"$T/ch/out.log" 2>&1 &
-	pid=$!
-	ch_up "$TP" "$H" "$pid" && { started=1; break; }
-	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-	pid=""
-	base=$((base + 43))
-done
-if [ $started != 1 ]; then
-	echo "Bail out! clickhouse-server did not start: $(tail -n 3 "$T/ch/error.log" 2>/dev/null)"
-	exit 1
-fi
-pass "clickhouse-server on 127.0.0.1:$TP"
-ch() { "$CHC" --port "$TP" -q "$1" 2>&1; }
+ch_start $(( 26000 + ($$ % 2000) * 3 )) 43
 
 # 35161 samples: over the threshold of two connections
 OBJ=$TRACES/perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace
@@ -96,10 +79,7 @@ grep -q "odd.samples: column category is neither String nor" "$T/err" &&
 is "$(ch "SELECT count() FROM odd.samples")" 0 "no sample sent to it"
 
 # ---------------------------------------------------------------- cut mid-samples, retry
-"$CUT" "$T/cut.port" "$H" "cut.samples%20FORMAT" 300000 120 &
-cutpid=$!
-i=0; while [ ! -s "$T/cut.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-CP=$(cat "$T/cut.port")
+ch_cut "$T/cut.port" "$H" "cut.samples%20FORMAT" 300000
 run "$SQL" -v --to "clickhouse://127.0.0.1:$CP/cut" "$OBJ"
 is_rc 3 "an import whose samples connection breaks fails with exit 3"
 grep -q "ClickHouse" "$T/err" && pass "the failure names ClickHouse ($(grep ClickHouse "$T/err" | head -n 1))" ||
