@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* profile-int.h - what the profile's files share: struct nt_profile and its sessions,
+ * threads, stacks and groups, and the functions one profile file calls in another.
+ * Internal: nothing here is public API.
+ *
+ * The profile is three files: profile.c (creating it, interning stacks and groups, reading
+ * traces: the per-event path), profile-when.c (when each group's samples happened:
+ * opts.when's time histograms), profile-finish.c (nt_profile_finish: names, categories,
+ * coverage, the threads' totals; then the getters and nt_profile_foreach). */
+#ifndef NT_PROFILE_INT_H
+#define NT_PROFILE_INT_H
+
+#include "internal.h"
+#include "pdb.h"
+
+typedef struct pstack {
+	uint32_t session;
+	uint32_t depth;
+	size_t off;          /* into p->ips */
+	uint64_t hash;
+	int rule_cat;        /* category from frame rules (after finish), -1 none */
+	size_t names_off;    /* into p->names (after finish) */
+	uint32_t nnames;     /* its frames there: depth, more where native IPs expand into
+				inlined functions (after finish) */
+	int sub;             /* subsystem (after finish, opts.subsystems), -1 none */
+	uint64_t pid;        /* Universal sessions: the process whose addresses these are
+				(0 otherwise); part of the stack's identity */
+	int collapsed;       /* opts.collapse_unresolved dropped frames: its addresses are
+				p->cips[cips_off .. + ncips), one per remaining frame's IP */
+	size_t cips_off;
+	uint32_t ncips;
+} pstack;
+
+typedef struct group { /* 48 bytes: the per-sample lookup reads one, mostly from memory */
+	uint32_t session;
+	uint32_t stack;      /* index into p->stacks */
+	uint64_t thread_id;
+	uint64_t samples;
+	double weight;       /* compat weight in ns (NONE: set when finishing) */
+	double extra_ns;     /* NONE: time charged without a sample (GC pauses), ns */
+	uint32_t when_last;  /* opts.when: index + 1 into went of its last sample's entry */
+	uint8_t bcat;        /* bracket category (NT_CAT_*) or 0xFF none */
+	uint8_t stype;       /* sample type / TraceEvent interval kind (low 4 bits) and the
+				thread state of ThreadSample v1 (high 4 bits: STATE_*) */
+	uint8_t own_weight;  /* weight given per sample (Universal cpu/cswitch): kept */
+} group;
+
+/* One (group, fine time bucket) pair of the when histograms. */
+typedef struct pwhen {
+	uint64_t key;        /* group << 32 | bucket */
+	uint64_t samples;
+} pwhen;
+
+typedef struct pthread_state {
+	uint64_t tid;
+	uint32_t session;
+	int contention;      /* inside ContentionStart..Stop */
+	int waiting;         /* inside WaitHandleWaitStart..Stop */
+	/* pyroscope */
+	int64_t last_ext, last_man;
+	/* TraceEvent */
+	double te_last_block;  /* 0 uninit, >0 blocked since, <0 running since -t */
+	double te_last_cpu;
+	int64_t te_cpu_group, te_block_group; /* -1 none */
+	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
+	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
+	int64_t last_group;  /* group of its previous counted sample, -1 none (thread_group) */
+	uint32_t next;       /* index + 1 into p->th of the thread whose event came after
+				this thread's the last time, 0 none (get_thread) */
+	/* the CPU clock of ThreadSample v1 (NONE mode) */
+	int clk_seen;        /* clk_cpu and clk_ns hold its previous sample's clock */
+	uint64_t clk_cpu;    /* CpuTimeNs of that sample */
+	int64_t clk_ns;      /* its time, ns since the session start */
+	double clk_carry;    /* CPU time used and not charged to a cpu sample yet (ns) */
+	/* GC pauses (NONE mode) */
+	int seen;            /* sampled at least once */
+	int64_t last_ns;     /* time of its previous sample */
+	int64_t last_stack;  /* stack of its previous selected sample, -1 none */
+	uint8_t last_stype;
+	size_t next_pause;   /* first pause of the session not yet considered for it */
+	/* after finishing */
+	char *name;          /* last ThreadName of the thread, or NULL */
+	double oncpu_ns;     /* cpu + running time */
+	double total_ns;     /* all its time */
+	int keep;            /* selected by the name patterns (opts.thread_patterns) */
+} pthread_state;
+
+typedef struct psession {
+	nt_session_info info;
+	nt_rate_info rate_info;     /* info.rate and info.pauses point at these */
+	nt_pauses_info pauses_info;
+	char *name;
+	nt_symtab *sym;
+	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
+	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
+	nt_rate *rate;
+	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
+	nt_gap *gaps;        /* copy of the rate gaps (owned) */
+	nt_idmap tids;       /* thread id -> index into p->th */
+	/* nt_event.stack_key -> interned stack: the key's low half indexes the cache, the high
+	 * half (the reader's stack generation) invalidates it, so a sample whose stack was
+	 * seen in the current region costs no hashing of its IPs */
+	uint64_t key_gen;
+	uint32_t *key_cache; /* slot -> stack index + 1 (0: not cached) */
+	size_t key_cap;
+	nt_universal *univ;  /* Universal.System/Events state (universal.c), NULL if none */
+} psession;
+
+struct nt_profile {
+	nt_profile_opts o;
+	uint64_t *threads;   /* copy of the thread filter */
+	nt_rules *own_rules;
+	const nt_rules *rules;
+
+	psession *s;
+	size_t ns, scap;
+
+	pstack *stacks;
+	size_t nstacks, stackcap;
+	uint64_t *ips;
+	size_t nips, ipcap;
+	uint32_t *stack_ht;   /* open addressing: index+1 */
+	size_t stack_htcap;
+
+	group *groups;
+	size_t ngroups, groupcap;
+	uint32_t *group_ht;
+	size_t group_htcap;
+
+	pthread_state *th;
+	size_t nth, thcap;
+	uint32_t last_th;     /* index + 1 of the thread of the previous get_thread(), 0 none */
+
+	const char **names;   /* resolved frame names of all stacks (after finish) */
+	size_t nnames, namescap;
+	const nt_native_frame **natives; /* per names[] entry: its native frame or NULL */
+	size_t nativescap;
+	int finished;
+	char *collapsed;      /* "[unresolved]" (opts.collapse_unresolved), a frame name */
+	uint64_t *cips;       /* the addresses of the collapsed stacks (pstack.collapsed) */
+	size_t ncips, cipscap;
+
+	/* subsystems (opts.subsystems) */
+	nt_subsystems *own_subs;
+	const nt_subsystems *subs; /* NULL: not classifying */
+	int32_t *frame_subs;  /* each frame's own subsystem, parallel to names (after finish) */
+
+	/* when (opts.when): see "time histograms" below */
+	pwhen *went;          /* (group, fine bucket) -> samples; sorted when finishing */
+	size_t nwent, wentcap;
+	uint32_t *when_ht;    /* open addressing over went: index + 1 */
+	size_t when_htcap;
+	int when_started;     /* the grid has an origin */
+	int64_t when_origin;  /* ns of fine bucket 0's start */
+	uint64_t when_width;  /* ns per fine bucket, a power of two */
+	nt_when_bin *when_bins; /* after finish: went by group then bucket */
+	size_t *when_off;     /* after finish: group i's bins are [when_off[i], when_off[i+1]) */
+	nt_when_grid when_grid; /* after finish */
+
+	nt_selcache *selc;    /* opts.select: each stack's selected frames (select.c) */
+	nt_seqent *seq;       /* opts.sequence: every counted sample, in reading order */
+	size_t nseq, seqcap;
+};
+
+/* Fails with NT_ENOMEM (no byte offset). */
+#define NOMEM(p, err) nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory building the profile")
+
+
+/* profile-when.c */
+/* Counts a sample of group gi at ns t in the group's histogram. 0, or < 0 (memory). */
+int ntp_when_add(nt_profile *p, int64_t gi, int64_t t);
+/* Sorts the histograms into when_bins/when_off at finish. 0, or < 0 (memory). */
+int ntp_when_finish(nt_profile *p);
+
+#endif
