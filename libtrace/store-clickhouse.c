@@ -505,11 +505,9 @@ typedef struct chexp {
 	/* the distinct String values of the groups, encoded once, back to back (the rows copy
 	 * from these few bytes, which stay in the cache, not from one copy per group) */
 	chbuf pool;
-	nt_idmap poolmap;        /* FNV-1a of a value -> index in poolv */
-	struct chval {
-		uint32_t off, len;
-	} *poolv;
-	size_t npool, poolcap;
+	nt_strpool poolids;      /* the values interned: id -> poolv[id] */
+	uint32_t *poolv;         /* each id's offset in pool */
+	size_t poolcap;
 } chexp;
 
 static const char *trace_of(chexp *x, int64_t session)
@@ -941,26 +939,23 @@ static int column_modes(chexp *x)
 	return 0;
 }
 
-/* *off: where the encoded value p[0..n) is in x->pool, added when new. */
+/* *off: where the encoded value p[0..n) is in x->pool, added when new (the library's
+ * string pool finds equal values; pool keeps them back to back for the rows). */
 static int pool_intern(chexp *x, const char *p, size_t n, uint32_t *off)
 {
-	uint64_t h = nt_fnv1a(NT_FNV1A_BASIS, p, n);
-	size_t i;
-	int known = nt_idmap_get(&x->poolmap, h, &i);
-	if (known && x->poolv[i].len == n && !memcmp(x->pool.p + x->poolv[i].off, p, n)) {
-		*off = x->poolv[i].off;
+	size_t before = x->poolids.n;
+	if (x->pool.n + n > UINT32_MAX / 2)
+		return -1;
+	int64_t id = nt_strpool_intern_h(&x->poolids, p, n, nt_strpool_hash(p, n));
+	if (id < 0)
+		return -1;
+	if ((size_t)id < before) {
+		*off = x->poolv[id];
 		return 0;
 	}
-	/* new (or another value with the same hash: kept, not mapped) */
-	if (x->pool.n + n > UINT32_MAX / 2 || x->npool >= UINT32_MAX - 1 ||
-	    (x->npool == x->poolcap &&
-	     nt_grow((void **)&x->poolv, &x->poolcap, x->npool + 1, sizeof *x->poolv)) ||
-	    (!known && nt_idmap_put(&x->poolmap, h, x->npool)))
+	if (nt_grow((void **)&x->poolv, &x->poolcap, (size_t)id + 1, sizeof *x->poolv))
 		return -1;
-	*off = (uint32_t)x->pool.n;
-	x->poolv[x->npool].off = *off;
-	x->poolv[x->npool].len = (uint32_t)n;
-	x->npool++;
+	*off = x->poolv[id] = (uint32_t)x->pool.n;
 	cb_put(&x->pool, p, n);
 	return x->pool.oom ? -1 : 0;
 }
@@ -1489,7 +1484,7 @@ out:
 	free(x.groups);
 	free(x.pool.p);
 	free(x.poolv);
-	nt_idmap_free(&x.poolmap);
+	nt_strpool_free(&x.poolids);
 	for (size_t i = 0; i < x.ncs; i++)
 		free(x.name[i]);
 	free(x.name);
