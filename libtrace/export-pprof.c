@@ -15,6 +15,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <zlib.h>
 
@@ -157,20 +158,8 @@ typedef struct pp_ctx {
 
 static int str_rehash(pp_ctx *c)
 {
-	size_t ncap = c->shtcap ? c->shtcap * 2 : 1024;
-	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-	if (!nh)
-		return -1;
-	for (size_t i = 0; i < c->nstrs; i++) {
-		size_t k = (size_t)c->strs[i].hash & (ncap - 1);
-		while (nh[k])
-			k = (k + 1) & (ncap - 1);
-		nh[k] = (uint32_t)i + 1;
-	}
-	free(c->sht);
-	c->sht = nh;
-	c->shtcap = ncap;
-	return 0;
+	return nt_slots_grow(&c->sht, &c->shtcap, 1024, c->strs, c->nstrs, sizeof(pstr),
+			     offsetof(pstr, hash));
 }
 
 /* Index of s[0..n) in the string table, added on first use; -1 when out of memory. The
