@@ -672,6 +672,25 @@ static FAST_INLINE int fast_qev(nt_reader *r, qev *e, const uint8_t **pp)
 	return 1;
 }
 
+/* The next block, parsed (an event block: its header): 1 with its kind, 0 at the end
+ * (done set, the bytes read counted), < 0 on error (the reader failed). */
+static int read_block(nt_reader *r, int *kind, nt_error *err)
+{
+	int rc = ntr_next_block(r, kind, err);
+	if (rc == 0) {
+		r->done = 1;
+		r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
+		return 0;
+	}
+	if (rc > 0)
+		rc = ntr_process_block(r, *kind, err);
+	if (rc < 0) {
+		r->failed = 1;
+		return rc;
+	}
+	return 1;
+}
+
 int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 {
 	nt_error_clear(err);
@@ -702,21 +721,9 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 			}
 			if (r->done)
 				return 0;
-			rc = ntr_next_block(r, &kind, err);
-			if (rc < 0) {
-				r->failed = 1;
+			rc = read_block(r, &kind, err);
+			if (rc <= 0)
 				return rc;
-			}
-			if (rc == 0) {
-				r->done = 1;
-				r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
-				return 0;
-			}
-			rc = ntr_process_block(r, kind, err);
-			if (rc < 0) {
-				r->failed = 1;
-				return rc;
-			}
 			if (kind == BLK_SP)
 				ntr_reset_stacks(r);
 			if (kind == BLK_EVENT)
@@ -739,21 +746,14 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 		}
 		if (r->done)
 			return 0;
-		rc = ntr_next_block(r, &kind, err);
-		if (rc < 0) {
-			r->failed = 1;
+		rc = read_block(r, &kind, err);
+		if (rc < 0)
 			return rc;
-		}
 		if (rc == 0) {
-			r->done = 1;
 			r->flush_all = 1;
-			r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
 			continue;
 		}
-		rc = ntr_process_block(r, kind, err);
-		if (rc == 0 && kind == BLK_EVENT)
-			rc = queue_event_block(r, err);
-		if (rc < 0) {
+		if (kind == BLK_EVENT && (rc = queue_event_block(r, err)) < 0) {
 			r->failed = 1;
 			return rc;
 		}
