@@ -32,9 +32,6 @@ CC=${CC:-cc}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
 . "$TOP/bench/lib-build.sh"
 
-die() { printf 'bench-clickhouse.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*" >&2; }
-
 while getopts n:s:h opt; do
 	case $opt in
 	n) N=$OPTARG ;;
@@ -43,7 +40,7 @@ while getopts n:s:h opt; do
 	*) echo "Try 'bench/bench-clickhouse.sh -h'." >&2; exit 1 ;;
 	esac
 done
-case $N in ''|*[!0-9]*|0) die "bad run count '$N'" ;; esac
+bench_count "$N" "run count"
 CHS=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null)
 CHC=$(command -v clickhouse-client)
 [ -n "$CHS" ] && [ -n "$CHC" ] || die "clickhouse-server and clickhouse-client are needed"
@@ -52,20 +49,12 @@ mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/clickhouse/build"
-bench_lib "$BUILD" store-clickhouse || die "cannot build the library"
-bench_link "$BUILD" nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c" || die "nettrace-sql"
-bench_link "$BUILD" nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c" || die "nettrace-fold"
-bench_link "$BUILD" gen-trace "$TOP/bench/gen-trace.c" || die "gen-trace"
+bench_sql_build "$BUILD" store-clickhouse
 SQL=$BUILD/nettrace-sql
 FOLD=$BUILD/nettrace-fold
 
 # ------------------------------------------------------------------ trace
-TRACE=$OUT/trace-$SIZE-v5.nettrace
-if [ ! -f "$TRACE" ] || [ "$TOP/bench/gen-trace.c" -nt "$TRACE" ]; then
-	say "generating $TRACE"
-	"$BUILD/gen-trace" -s "$SIZE" -f 5 -o "$TRACE.tmp" && mv "$TRACE.tmp" "$TRACE" ||
-		die "cannot generate $TRACE"
-fi
+bench_trace "$BUILD" "$OUT" "$SIZE"
 cat "$TRACE" >/dev/null # warm the page cache
 
 # ------------------------------------------------------------------ the server

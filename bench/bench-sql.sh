@@ -54,20 +54,12 @@ mkdir -p "$BUILD/libtrace" || die "cannot create $BUILD"
 
 # ------------------------------------------------------------------ build
 say "building (optimised: $CC $BENCH_CFLAGS) in bench/out/sql/build"
-bench_lib "$BUILD" store-sqlite || die "cannot build the library"
-bench_link "$BUILD" nettrace-sql "$TOP/tools/nettrace-sql.c" "$TOP/tools/common.c" || die "nettrace-sql"
-bench_link "$BUILD" nettrace-fold "$TOP/tools/nettrace-fold.c" "$TOP/tools/common.c" || die "nettrace-fold"
-bench_link "$BUILD" gen-trace "$TOP/bench/gen-trace.c" || die "gen-trace"
+bench_sql_build "$BUILD" store-sqlite
 SQL=$BUILD/nettrace-sql
 FOLD=$BUILD/nettrace-fold
 
 # ------------------------------------------------------------------ trace
-TRACE=$OUT/trace-$SIZE-v5.nettrace
-if [ ! -f "$TRACE" ] || [ "$TOP/bench/gen-trace.c" -nt "$TRACE" ]; then
-	say "generating $TRACE"
-	"$BUILD/gen-trace" -s "$SIZE" -f 5 -o "$TRACE.tmp" && mv "$TRACE.tmp" "$TRACE" ||
-		die "cannot generate $TRACE"
-fi
+bench_trace "$BUILD" "$OUT" "$SIZE"
 
 # ------------------------------------------------------------------ measurements
 # measure WHAT CMD...: one run; appends "WHAT wall_s cpu_s maxrss_kb" to $RES. CPU time
