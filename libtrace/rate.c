@@ -87,6 +87,14 @@ typedef struct rt_lnent {
  * bins. */
 #define RT_MANT_BITS 10
 
+/* The interior of regular bin k (0-based) for rt_bin_fast(): the values more than a
+ * relative 1e-9 inside its edges 10^(k/1000) and 10^((k+1)/1000), products computed once
+ * at start-up (the same doubles a per-sample multiplication gives). Entry k and k + 1 are
+ * one 32-byte read; the entry after the last regular bin is empty (lo = HUGE_VAL). */
+typedef struct rt_inner {
+	double lo, hi;
+} rt_inner;
+
 /* Timestamps of one capture thread going backwards are ignored (the API asks for timestamp
  * order). So many in a row means the clock was reset (e.g. a second session reusing the
  * sampler thread id): the capture thread's stream restarts, with no delta across it. */
@@ -154,6 +162,7 @@ struct nt_rate {
 	uint64_t sync_qpc;      /* session start, ticks */
 	long double ns_per_tick;
 	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
+	double ns_int;          /* ns_per_tick when a whole number in [2, 1024], else 0 */
 	double log_half_declared; /* ln(declared / 2 in ticks), HUGE_VAL if no declared period */
 
 	uint64_t samples;       /* fed, including ignored ones */
@@ -175,7 +184,7 @@ struct nt_rate {
 	/* Per-thread consecutive-sample deltas (median only). */
 	uint64_t *thist;        /* RT_NBINS */
 	uint64_t tcount;
-	uint64_t tmin, tmax;    /* ticks */
+	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
 
 	/* The gap candidates: min-heap on len, at most NT_RATE_MAX_GAPS (grown as needed).
 	 * A delta enters when longer than adm_ticks, twice the running median (every final
@@ -200,7 +209,7 @@ struct nt_rate {
 	long last_cap;          /* index of the previous sample's capture thread, -1 if none */
 	uint64_t last_cap_id;
 
-	double *edges;          /* RT_BINS_PER_DECADE * RT_DECADES + 1 regular bin edges and */
+	rt_inner *inner;        /* RT_BINS_PER_DECADE * RT_DECADES + 1 bin interiors and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
 	rt_lnent *lns;          /* 2^RT_LN_BITS mantissa intervals (rt_log) */
 
@@ -213,6 +222,13 @@ struct nt_rate {
  * Histograms
  * ------------------------------------------------------------------------------------- */
 
+/* (double)v, the same value, by the signed conversion (one instruction on x86-64) when v
+ * fits in it: the per-sample path converts three tick counts. */
+static inline double rt_u2d(uint64_t v)
+{
+	return v <= INT64_MAX ? (double)(int64_t)v : (double)v;
+}
+
 static double rt_ns(const nt_rate *rt, long double ticks)
 {
 	return (double)(ticks * rt->ns_per_tick);
@@ -220,9 +236,15 @@ static double rt_ns(const nt_rate *rt, long double ticks)
 
 /* rt_ns() of a tick count, which on a 1 GHz clock is the count itself (the long double
  * product by 1 rounds to the same double). */
-static double rt_ns_u(const nt_rate *rt, uint64_t ticks)
+static inline double rt_ns_u(const nt_rate *rt, uint64_t ticks)
 {
-	return rt->ns_ticks ? (double)ticks : rt_ns(rt, ticks);
+	if (rt->ns_ticks)
+		return rt_u2d(ticks);
+	/* a whole ns_per_tick N <= 2^10 and ticks < 2^53: (double)ticks is exact and so is
+	 * the long double product (< 2^63), so both round the exact product once, alike */
+	if (rt->ns_int != 0 && ticks < (1ull << 53))
+		return rt_u2d(ticks) * rt->ns_int;
+	return rt_ns(rt, ticks);
 }
 
 static size_t rt_bin(double ns)
@@ -241,16 +263,16 @@ static size_t rt_bin(double ns)
 }
 
 /* rt_bin() without its log10() (which, with the log() it calls, was a tenth of
- * nettrace-fold: one per sample for the per-thread histogram). An estimate of the bin from
- * the exponent and the top RT_MANT_BITS mantissa bits (a table lookup: at most 0.43 bins
- * low) is corrected against the bin edges 10^(k/1000) (k = 0..12000, from pow(), within an
- * ulp or two). A value more than a relative 1e-9 inside its bin, 4e-7 bins, is certainly
- * binned so by rt_bin() too, whose log10() is off by less than 1e-11 bins; values nearer
- * an edge (about one in a million) go to rt_bin() itself, so the result is always
- * rt_bin()'s. */
-static size_t rt_bin_fast(const nt_rate *rt, double ns)
+ * nettrace-fold: one per sample for the per-thread histogram). An estimate k of the bin
+ * from the exponent and the top RT_MANT_BITS mantissa bits (a table lookup: at most 0.43
+ * bins low, so the bin is k or k + 1) is checked against the interiors of bins k and k + 1
+ * (rt_inner: edges 10^(k/1000), k = 0..12000, from pow(), within an ulp or two). A value
+ * more than a relative 1e-9 inside its bin, 4e-7 bins, is certainly binned so by rt_bin()
+ * too, whose log10() is off by less than 1e-11 bins; values nearer an edge (about one in a
+ * million) go to rt_bin() itself, so the result is always rt_bin()'s. */
+static inline __attribute__((always_inline)) size_t rt_bin_fast(const nt_rate *rt, double ns)
 {
-	if (!(ns >= 1.0) || ns >= 1e12)
+	if (__builtin_expect(!(ns >= 1.0) || ns >= 1e12, 0))
 		return rt_bin(ns);
 	uint64_t bits;
 	memcpy(&bits, &ns, sizeof bits);
@@ -264,11 +286,12 @@ static size_t rt_bin_fast(const nt_rate *rt, double ns)
 		k = 0;
 	if (k > last)
 		k = last;
-	if (ns >= rt->edges[k + 1] && k < last)
-		k++;
-	if (!(ns > rt->edges[k] * (1 + 1e-9) && ns < rt->edges[k + 1] * (1 - 1e-9)))
-		return rt_bin(ns);
-	return (size_t)k + 1;
+	const rt_inner *in = &rt->inner[k];
+	if (ns > in[0].lo && ns < in[0].hi)
+		return (size_t)k + 1;
+	if (ns > in[1].lo && ns < in[1].hi)
+		return (size_t)k + 2;
+	return rt_bin(ns);
 }
 
 /* Lower edge (ns) of regular bin b (1..RT_NBINS-2); geometric mid-point with f = 0.5. */
@@ -406,9 +429,9 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 }
 
 /* ln(d) for d >= 1 (see RT_LN_BITS). */
-static double rt_log(const nt_rate *rt, uint64_t d)
+static inline __attribute__((always_inline)) double rt_log(const nt_rate *rt, uint64_t d)
 {
-	double v = (double)d;
+	double v = rt_u2d(d);
 	uint64_t bits;
 	memcpy(&bits, &v, sizeof bits);
 	int e = (int)(bits >> 52) - 1023; /* d >= 1: v is normal, e in 0..64 */
@@ -422,6 +445,17 @@ static double rt_log(const nt_rate *rt, uint64_t d)
 	return (double)e * RT_LN2 + t->neg_log_inv + p;
 }
 
+/* Moves an EWMA already set towards x (rt_ewma() past its first value). */
+static inline void rt_ewma_set(double *est, double x)
+{
+	double dx = x - *est;
+	if (dx > RT_LOG_CLIP)
+		dx = RT_LOG_CLIP;
+	if (dx < -RT_LOG_CLIP)
+		dx = -RT_LOG_CLIP;
+	*est += RT_EWMA_W * dx;
+}
+
 /* Moves an EWMA of ln(delta ticks) towards x = ln(delta), delta floored at 1 tick. */
 static void rt_ewma(double *est, uint8_t *has, double x)
 {
@@ -430,12 +464,7 @@ static void rt_ewma(double *est, uint8_t *has, double x)
 		*has = 1;
 		return;
 	}
-	double dx = x - *est;
-	if (dx > RT_LOG_CLIP)
-		dx = RT_LOG_CLIP;
-	if (dx < -RT_LOG_CLIP)
-		dx = -RT_LOG_CLIP;
-	*est += RT_EWMA_W * dx;
+	rt_ewma_set(est, x);
 }
 
 /* Rule (b): a delta from the previous sample above this threshold starts a new round.
@@ -451,17 +480,27 @@ static void rt_ewma(double *est, uint8_t *has, double x)
  * mean) are merged, and only if rule (a) does not catch them. Before both scales are
  * known: 16x the spacing (first round of a multi-thread capture), half the pause (one
  * thread so far), half the declared period, or none (rule (a) only). */
-static void rt_update_threshold(const nt_rate *rt, rt_capture *c)
+static void rt_update_threshold_early(const nt_rate *rt, rt_capture *c);
+
+static inline void rt_update_threshold(const nt_rate *rt, rt_capture *c)
 {
-	double half_declared = rt->log_half_declared;
-	if (c->has_intra && c->has_inter) {
+	if (__builtin_expect(c->has_intra && c->has_inter, 1)) {
 		double t = 0.5 * (c->log_intra + c->log_inter);
 		if (t < c->log_intra + RT_LN4)
 			t = c->log_intra + RT_LN4;
 		if (t > c->log_inter - RT_LN2)
 			t = c->log_inter - RT_LN2;
 		c->log_thr = t;
-	} else if (c->has_inter) {
+		return;
+	}
+	rt_update_threshold_early(rt, c);
+}
+
+/* rt_update_threshold() before both scales are known: a few times per capture thread. */
+static void rt_update_threshold_early(const nt_rate *rt, rt_capture *c)
+{
+	double half_declared = rt->log_half_declared;
+	if (c->has_inter) {
 		c->log_thr = c->log_inter - RT_LN2;
 	} else if (c->has_intra) {
 		c->log_thr = c->log_intra + RT_LN16;
@@ -472,10 +511,10 @@ static void rt_update_threshold(const nt_rate *rt, rt_capture *c)
 	}
 }
 
-static long rt_capture_get(nt_rate *rt, uint64_t id)
+/* The capture thread's index (created on first sight), -1 if untracked; the previous
+ * sample's is checked inline by nt_rate_add(). */
+static __attribute__((noinline)) long rt_capture_get(nt_rate *rt, uint64_t id)
 {
-	if (rt->last_cap >= 0 && rt->last_cap_id == id)
-		return rt->last_cap;
 	size_t ix;
 	long i = nt_idmap_get(&rt->cap_map, id, &ix) ? (long)ix : -1;
 	if (i < 0) {
@@ -498,14 +537,25 @@ static long rt_capture_get(nt_rate *rt, uint64_t id)
  * sampler walks the threads in the same order every round, so the thread that followed
  * the previous sample's thread last time is tried first: one comparison instead of a
  * hash probe into a table that may not be in the cache. */
-static rt_thread *rt_thread_get(nt_rate *rt, uint64_t id, int *fresh)
+static rt_thread *rt_thread_find(nt_rate *rt, uint64_t id, int *fresh);
+
+static inline rt_thread *rt_thread_get(nt_rate *rt, uint64_t id, int *fresh)
 {
 	*fresh = 0;
-	rt_thread *prev = rt->last_thread ? &rt->threads[rt->last_thread - 1] : NULL;
-	if (prev && prev->next && rt->threads[prev->next - 1].id == id) {
-		rt->last_thread = prev->next;
-		return &rt->threads[prev->next - 1];
+	if (rt->last_thread) {
+		uint32_t next = rt->threads[rt->last_thread - 1].next;
+		if (next && rt->threads[next - 1].id == id) {
+			rt->last_thread = next;
+			return &rt->threads[next - 1];
+		}
 	}
+	return rt_thread_find(rt, id, fresh);
+}
+
+/* rt_thread_get() past its guess: the id map, and a new entry on first sight. */
+static __attribute__((noinline)) rt_thread *rt_thread_find(nt_rate *rt, uint64_t id, int *fresh)
+{
+	rt_thread *prev = rt->last_thread ? &rt->threads[rt->last_thread - 1] : NULL;
 	size_t ix;
 	long i = nt_idmap_get(&rt->thread_map, id, &ix) ? (long)ix : -1;
 	if (i < 0) {
@@ -529,13 +579,65 @@ static rt_thread *rt_thread_get(nt_rate *rt, uint64_t id, int *fresh)
 	return &rt->threads[i];
 }
 
-void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
+/* Counts a per-thread consecutive-sample delta of td ticks. */
+static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, uint64_t td)
 {
-	NT_ASSERT(rt);
-	if (!rt)
-		return;
+	if (td < rt->tmin)
+		rt->tmin = td;
+	if (td > rt->tmax)
+		rt->tmax = td;
+	rt->tcount++;
+	rt->thist[rt_bin_fast(rt, rt_ns_u(rt, td))]++;
+}
+
+/* nt_rate_add() of the steady state, nearly every sample: the previous sample's capture
+ * thread again, with a round open and both scales known, a thread it sampled last time,
+ * found by rt_thread_get()'s guess, a later timestamp and not a duplicate. Returns 0,
+ * having changed nothing, when the sample is not such a one. The steps are
+ * nt_rate_add()'s general ones with the tests these conditions settle left out. */
+static inline int rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+				uint64_t capture_thread_id)
+{
+	if (rt->last_cap < 0 || rt->last_cap_id != capture_thread_id || !rt->last_thread)
+		return 0;
+	uint32_t next = rt->threads[rt->last_thread - 1].next;
+	if (!next)
+		return 0;
+	rt_thread *t = &rt->threads[next - 1];
+	rt_capture *c = &rt->caps[rt->last_cap];
+	if (t->id != thread_id || t->cap != (uint32_t)rt->last_cap || !c->started ||
+	    timestamp <= c->last_ts || t->last_ts == timestamp || !c->has_intra || !c->has_inter)
+		return 0;
 	rt->samples++;
-	long ci = rt_capture_get(rt, capture_thread_id);
+	c->nbackwards = 0;
+	rt->last_thread = next;
+	double x = rt_log(rt, timestamp - c->last_ts);
+	if (t->round_serial == c->round_serial || x > c->log_thr) {
+		rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
+		rt_ewma_set(&c->log_inter, x);
+		c->round_serial++;
+		c->round_ts = timestamp;
+		rt->rounds++;
+	} else {
+		rt_ewma_set(&c->log_intra, x);
+	}
+	rt_update_threshold(rt, c);
+	c->last_ts = timestamp;
+	if (timestamp >= t->last_ts)
+		rt_thread_delta(rt, timestamp - t->last_ts);
+	t->last_ts = timestamp;
+	t->round_serial = c->round_serial;
+	return 1;
+}
+
+/* nt_rate_add() of any sample rt_add_steady() did not take. */
+static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+					     uint64_t capture_thread_id)
+{
+	rt->samples++;
+	long ci = rt->last_cap >= 0 && rt->last_cap_id == capture_thread_id
+			  ? rt->last_cap
+			  : rt_capture_get(rt, capture_thread_id);
 	if (ci < 0) {
 		rt->untracked++;
 		return;
@@ -585,19 +687,21 @@ void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t c
 	c->last_ts = timestamp;
 
 	if (t) {
-		if (same_cap && timestamp >= t->last_ts) {
-			uint64_t td = timestamp - t->last_ts;
-			if (rt->tcount == 0 || td < rt->tmin)
-				rt->tmin = td;
-			if (rt->tcount == 0 || td > rt->tmax)
-				rt->tmax = td;
-			rt->tcount++;
-			rt->thist[rt_bin_fast(rt, rt_ns_u(rt, td))]++;
-		}
+		if (same_cap && timestamp >= t->last_ts)
+			rt_thread_delta(rt, timestamp - t->last_ts);
 		t->last_ts = timestamp;
 		t->cap = (uint32_t)ci;
 		t->round_serial = c->round_serial;
 	}
+}
+
+void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
+{
+	NT_ASSERT(rt);
+	if (!rt)
+		return;
+	if (!rt_add_steady(rt, timestamp, thread_id, capture_thread_id))
+		rt_add(rt, timestamp, thread_id, capture_thread_id);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -786,12 +890,16 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 	rt->sync_qpc = sync_qpc;
 	rt->ns_per_tick = 1e9L / (long double)freq;
 	rt->ns_ticks = rt->ns_per_tick == 1.0L;
+	if (rt->ns_per_tick >= 2 && rt->ns_per_tick <= 1024 &&
+	    rt->ns_per_tick == (long double)(uint64_t)rt->ns_per_tick)
+		rt->ns_int = (double)rt->ns_per_tick;
 	rt->log_half_declared = HUGE_VAL;
 	if (declared_ns) {
 		long double t = (long double)declared_ns / rt->ns_per_tick / 2;
 		rt->log_half_declared = t >= 1 ? log((double)t) : 0;
 	}
 	rt->last_cap = -1;
+	rt->tmin = UINT64_MAX;
 	rt->hist = calloc(RT_NBINS, sizeof *rt->hist);
 	rt->scratch = calloc(RT_NBINS, sizeof *rt->scratch);
 	rt->thist = calloc(RT_NBINS, sizeof *rt->thist);
@@ -799,10 +907,17 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 	rt->heap = calloc(rt->heapcap, sizeof *rt->heap);
 	rt->rescap = 1;
 	rt->res_gaps = calloc(rt->rescap, sizeof *rt->res_gaps);
-	rt->edges = malloc((RT_BINS_PER_DECADE * RT_DECADES + 1) * sizeof *rt->edges);
-	if (rt->edges)
-		for (size_t k = 0; k <= RT_BINS_PER_DECADE * RT_DECADES; k++)
-			rt->edges[k] = pow(10.0, (double)k / RT_BINS_PER_DECADE);
+	rt->inner = malloc((RT_BINS_PER_DECADE * RT_DECADES + 1) * sizeof *rt->inner);
+	if (rt->inner) {
+		double lo = 1.0; /* pow(10, 0) */
+		for (size_t k = 0; k < RT_BINS_PER_DECADE * RT_DECADES; k++) {
+			double hi = pow(10.0, (double)(k + 1) / RT_BINS_PER_DECADE);
+			rt->inner[k].lo = lo * (1 + 1e-9);
+			rt->inner[k].hi = hi * (1 - 1e-9);
+			lo = hi;
+		}
+		rt->inner[RT_BINS_PER_DECADE * RT_DECADES] = (rt_inner){HUGE_VAL, HUGE_VAL};
+	}
 	rt->mant_bins = malloc(((size_t)1 << RT_MANT_BITS) * sizeof *rt->mant_bins);
 	if (rt->mant_bins)
 		for (size_t i = 0; i < (size_t)1 << RT_MANT_BITS; i++)
@@ -816,7 +931,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 			rt->lns[i].neg_log_inv = -log(rt->lns[i].inv);
 		}
 	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
-	    !rt->edges || !rt->mant_bins || !rt->lns)
+	    !rt->inner || !rt->mant_bins || !rt->lns)
 		goto fail;
 	*out = rt;
 	return 0;
@@ -869,7 +984,7 @@ void nt_rate_free(nt_rate *rt)
 	free(rt->thist);
 	free(rt->heap);
 	free(rt->res_gaps);
-	free(rt->edges);
+	free(rt->inner);
 	free(rt->mant_bins);
 	free(rt->lns);
 	nt_idmap_free(&rt->thread_map);
