@@ -45,6 +45,25 @@ typedef struct group { /* 48 bytes: the per-sample lookup reads one, mostly from
 	uint8_t own_weight;  /* weight given per sample (Universal cpu/cswitch): kept */
 } group;
 
+/* A group's key within its thread (profile.c group_key()): stack | bcat << 32 | stype << 40,
+ * one comparison. */
+typedef uint64_t gkey;
+
+/* One slot of the group table (get_group): a group's key, so that a probe reads no group
+ * (a lookup is then one cache miss, not two in a row). thread indexes p->th, which holds
+ * the session and thread id. 16 bytes. */
+typedef struct gslot {
+	gkey key;
+	uint32_t thread;
+	uint32_t group;      /* index + 1 into p->groups; 0 marks an empty slot */
+} gslot;
+
+/* A thread's recent group in one stack class (pthread_state.gcache): its key and index. */
+typedef struct gcent {
+	gkey key;
+	uint32_t group;      /* index + 1 into p->groups; 0 none */
+} gcent;
+
 /* One (group, fine time bucket) pair of the when histograms. */
 typedef struct pwhen {
 	uint64_t key;        /* group << 32 | bucket */
@@ -64,7 +83,7 @@ typedef struct pthread_state {
 	int64_t te_cpu_group, te_block_group; /* -1 none */
 	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
 	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
-	int64_t last_group;  /* group of its previous counted sample, -1 none (thread_group) */
+	gcent gcache[4];     /* its latest group in a stack s, at s % 4 (thread_group) */
 	uint32_t next;       /* index + 1 into p->th of the thread whose event came after
 				this thread's the last time, 0 none (get_thread) */
 	/* the CPU clock of ThreadSample v1 (NONE mode) */
@@ -124,7 +143,7 @@ struct nt_profile {
 
 	group *groups;
 	size_t ngroups, groupcap;
-	uint32_t *group_ht;
+	gslot *group_ht;      /* open addressing over groups by (thread, stack, bcat, stype) */
 	size_t group_htcap;
 
 	pthread_state *th;

@@ -183,6 +183,18 @@ static int64_t intern_stack(nt_profile *p, uint32_t session, const uint64_t *ips
 	return intern_stack_pid(p, session, 0, ips, n);
 }
 
+/* The stack index the session's stack-key cache holds for ev's stack, -1 if none (a
+ * lookup only: the cache is reset and filled by intern_event_stack()). */
+static int64_t cached_event_stack(const psession *s, const nt_event *ev)
+{
+	uint64_t key = ev->stack_key;
+	uint32_t slot = (uint32_t)key, gen = (uint32_t)(key >> 32);
+	if (!key || slot > (1u << 24) || gen != s->key_gen || slot >= s->key_cap ||
+	    !s->key_cache[slot])
+		return -1;
+	return (int64_t)s->key_cache[slot] - 1;
+}
+
 /* intern_stack() for an event's stack, through the session's stack-key cache. */
 static int64_t intern_event_stack(nt_profile *p, psession *s, uint32_t si, const nt_event *ev)
 {
@@ -210,26 +222,31 @@ static int64_t intern_event_stack(nt_profile *p, psession *s, uint32_t si, const
 	return st;
 }
 
-static uint64_t group_hash(uint32_t session, uint32_t stack, uint64_t tid, uint8_t bcat,
-			   uint8_t stype)
+static gkey group_key(uint32_t stack, uint8_t bcat, uint8_t stype)
 {
-	return nt_mix64(((uint64_t)session << 40) ^ stack ^ nt_mix64(tid) ^ ((uint64_t)bcat << 56) ^
-		     ((uint64_t)stype << 60));
+	return (gkey)stack | (gkey)bcat << 32 | (gkey)stype << 40;
+}
+
+/* The group table's hash of a key (gslot): thread is an index into p->th. */
+static uint64_t group_hash(uint32_t thread, gkey key)
+{
+	return nt_mix64(key ^ nt_mix64((uint64_t)thread + 1));
 }
 
 static int rehash_groups(nt_profile *p)
 {
 	size_t ncap = p->group_htcap ? p->group_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
+	gslot *ht = calloc(ncap, sizeof *ht);
 	if (!ht)
 		return -1;
-	for (size_t i = 0; i < p->ngroups; i++) {
-		group *g = &p->groups[i];
-		size_t h = (size_t)group_hash(g->session, g->stack, g->thread_id, g->bcat, g->stype) &
-			   (ncap - 1);
-		while (ht[h])
+	for (size_t i = 0; i < p->group_htcap; i++) {
+		const gslot *e = &p->group_ht[i];
+		if (!e->group)
+			continue;
+		size_t h = (size_t)group_hash(e->thread, e->key) & (ncap - 1);
+		while (ht[h].group)
 			h = (h + 1) & (ncap - 1);
-		ht[h] = (uint32_t)i + 1;
+		ht[h] = *e;
 	}
 	free(p->group_ht);
 	p->group_ht = ht;
@@ -248,31 +265,32 @@ static uint8_t sample_state(const psession *s, const nt_event *ev)
 	return (uint8_t)v.u;
 }
 
-static int64_t get_group(nt_profile *p, uint32_t session, uint32_t stack, uint64_t tid,
-			 uint8_t bcat, uint8_t stype)
+/* The group of key (group_key()) of thread, an index into p->th, created on first sight;
+ * -1 when out of memory. */
+static int64_t get_group(nt_profile *p, uint32_t thread, gkey key)
 {
 	if ((p->ngroups + 1) * 2 > p->group_htcap && rehash_groups(p))
 		return -1;
-	uint64_t h = group_hash(session, stack, tid, bcat, stype);
-	size_t k = (size_t)h & (p->group_htcap - 1);
-	while (p->group_ht[k]) {
-		group *g = &p->groups[p->group_ht[k] - 1];
-		if (g->session == session && g->stack == stack && g->thread_id == tid &&
-		    g->bcat == bcat && g->stype == stype)
-			return p->group_ht[k] - 1;
-		k = (k + 1) & (p->group_htcap - 1);
+	size_t k = (size_t)group_hash(thread, key) & (p->group_htcap - 1);
+	for (;; k = (k + 1) & (p->group_htcap - 1)) {
+		const gslot *e = &p->group_ht[k];
+		if (!e->group)
+			break;
+		if (e->key == key && e->thread == thread)
+			return e->group - 1;
 	}
 	if (p->ngroups >= UINT32_MAX - 1 ||
 	    nt_grow((void **)&p->groups, &p->groupcap, p->ngroups + 1, sizeof(group)))
 		return -1;
+	const pthread_state *t = &p->th[thread];
 	group *g = &p->groups[p->ngroups];
 	memset(g, 0, sizeof *g);
-	g->session = session;
-	g->stack = stack;
-	g->thread_id = tid;
-	g->bcat = bcat;
-	g->stype = stype;
-	p->group_ht[k] = (uint32_t)p->ngroups + 1;
+	g->session = t->session;
+	g->stack = (uint32_t)key;
+	g->thread_id = t->tid;
+	g->bcat = (uint8_t)(key >> 32);
+	g->stype = (uint8_t)(key >> 40);
+	p->group_ht[k] = (gslot){key, thread, (uint32_t)p->ngroups + 1};
 	return (int64_t)p->ngroups++;
 }
 
@@ -302,7 +320,6 @@ static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 		t->tid = tid;
 		t->session = session;
 		t->te_cpu_group = t->te_block_group = -1;
-		t->last_group = -1;
 		t->last_stack = -1;
 		prev = p->last_th ? &p->th[p->last_th - 1] : NULL; /* p->th may have moved */
 	}
@@ -313,22 +330,39 @@ static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 }
 
 /* get_group() for a sample of thread t. A thread often stays in one stack from sample to
- * sample (a blocked or idle thread nearly always does), so its previous group is tried
- * first: a match skips the hashing and the probes into a table too large for the cache
- * (the lookup was the largest single cost of nettrace-fold). The group's session and
- * thread are t's by construction. */
-static int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t session, uint32_t stack,
-			    uint8_t bcat, uint8_t stype)
+ * sample (a blocked or idle thread nearly always does) or goes back to one of a few, so
+ * its latest group in each of four stack classes is tried first: a match skips the
+ * hashing and the probe into a table too large for the cache (the lookup was the largest
+ * single cost of nettrace-fold). The group's session and thread are t's by construction. */
+static int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
+			    uint8_t stype)
 {
-	if (t->last_group >= 0) {
-		const group *g = &p->groups[t->last_group];
-		if (g->stack == stack && g->bcat == bcat && g->stype == stype)
-			return t->last_group;
-	}
-	int64_t gi = get_group(p, session, stack, t->tid, bcat, stype);
-	if (gi >= 0)
-		t->last_group = gi;
+	gkey key = group_key(stack, bcat, stype);
+	gcent *c = &t->gcache[stack % 4];
+	if (c->group && c->key == key)
+		return c->group - 1;
+	int64_t gi = get_group(p, (uint32_t)(t - p->th), key);
+	if (gi >= 0) /* get_group() keeps gi below UINT32_MAX - 1 */
+		*c = (gcent){key, (uint32_t)gi + 1};
 	return gi;
+}
+
+/* Starts loading what the lookup of the group of (stack, bcat, stype) of thread t will
+ * read, so that it finds it in the cache a little later: the group (to be counted) when
+ * t's cache holds it, else its group-table slot. A hint only: nothing is changed. Always
+ * inlined: GCC takes a function that only reads and prefetches for pure and drops its
+ * calls. */
+static inline __attribute__((always_inline)) void
+prefetch_group(const nt_profile *p, const pthread_state *t, uint32_t stack, uint8_t bcat,
+	       uint8_t stype)
+{
+	gkey key = group_key(stack, bcat, stype);
+	const gcent *c = &t->gcache[stack % 4];
+	if (c->group && c->key == key)
+		__builtin_prefetch(&p->groups[c->group - 1], 1);
+	else if (p->group_htcap)
+		__builtin_prefetch(&p->group_ht[(size_t)group_hash((uint32_t)(t - p->th), key) &
+						(p->group_htcap - 1)]);
 }
 
 /* ------------------------------------------------------------------ selection */
@@ -486,8 +520,7 @@ static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
  * by this one (at now) are time the thread sat suspended; each is charged as gc to the
  * stack of that previous sample (its last known stack), without a sample. A thread first
  * sampled after a pause, or sampled inside one, did not sit in it. */
-static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state *t, int64_t now,
-			 nt_error *err)
+static int charge_pauses(nt_profile *p, psession *s, pthread_state *t, int64_t now, nt_error *err)
 {
 	const nt_pauses_info *in = nt_pauses_result(s->pauses);
 	if (!t->seen) {
@@ -500,7 +533,7 @@ static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state 
 			break;
 		if (pa->start_ns < t->last_ns || t->last_stack < 0)
 			continue;
-		int64_t gi = thread_group(p, t, si, (uint32_t)t->last_stack, NT_CAT_GC, t->last_stype);
+		int64_t gi = thread_group(p, t, (uint32_t)t->last_stack, NT_CAT_GC, t->last_stype);
 		if (gi < 0)
 			return NOMEM(p, err);
 		double len = (double)(pa->end_ns - pa->start_ns);
@@ -535,8 +568,8 @@ static int charge_pauses(nt_profile *p, psession *s, uint32_t si, pthread_state 
  * thread missed while it waited for a CPU the time of the round it answered, so a thread's
  * samples come in runs with one timestamp, and the delta of the whole run falls on its
  * first sample. The first sample of a thread has no delta (ready or blocked). */
-static int add_clocked(nt_profile *p, psession *s, uint32_t si, pthread_state *t, uint32_t st,
-		       uint8_t stype, uint64_t cpu, const nt_event *ev, nt_error *err)
+static int add_clocked(nt_profile *p, psession *s, pthread_state *t, uint32_t st, uint8_t stype,
+		       uint64_t cpu, const nt_event *ev, nt_error *err)
 {
 	int running = (stype >> 4) == 1;
 	double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
@@ -551,7 +584,7 @@ static int add_clocked(nt_profile *p, psession *s, uint32_t si, pthread_state *t
 			t->clk_carry -= w;
 		}
 	}
-	int64_t gi = thread_group(p, t, si, st, on_cpu ? NT_CAT_CPU : running ? NT_CAT_READY : 0xFF,
+	int64_t gi = thread_group(p, t, st, on_cpu ? NT_CAT_CPU : running ? NT_CAT_READY : 0xFF,
 				  stype);
 	if (gi < 0)
 		return NOMEM(p, err);
@@ -565,32 +598,42 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	if (s->info.samples == 1)
 		s->info.first_ts = ev->timestamp;
 	s->info.last_ts = ev->timestamp;
-	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	pthread_state *t = get_thread(p, si, ev->thread_id);
-	if (!t)
-		return NOMEM(p, err);
 	int selected = thread_selected(p, ev->thread_id) && time_selected(p, ev);
 	int64_t gi = -1, st = -1;
 	int compat = p->o.compat;
-	uint8_t stype = 0;
+	int lookup = selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
+				   type == NT_SAMPLE_EXTERNAL);
+	uint8_t stype = lookup ? (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4)) : 0;
+	/* The group lookup below mostly misses the cache: its load starts here, from the
+	 * stack the key cache has (the usual case) and the thread's bracket category, and
+	 * arrives while the rate estimator runs. */
+	int64_t cst = -1;
+	uint8_t bc = 0xFF;
+	if (t && lookup) {
+		bc = bracket_cat(s, t); /* nothing below changes it before the lookup */
+		cst = cached_event_stack(s, ev);
+		if (cst >= 0)
+			prefetch_group(p, t, (uint32_t)cst, bc, stype);
+	}
+	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	if (!t)
+		return NOMEM(p, err);
 	uint64_t cpu = 0;
 	int clocked = compat == NT_COMPAT_NONE && sample_clock(s, ev, &cpu);
 	if (clocked)
 		s->info.clocked_samples++;
 	if (compat == NT_COMPAT_NONE) {
-		int rc = charge_pauses(p, s, si, t, ev->time_ns, err);
+		int rc = charge_pauses(p, s, t, ev->time_ns, err);
 		if (rc)
 			return rc;
 	}
-	if (selected && !(compat == NT_COMPAT_NONE && p->o.managed_only &&
-			  type == NT_SAMPLE_EXTERNAL)) {
-		st = intern_event_stack(p, s, si, ev);
+	if (lookup) {
+		st = cst >= 0 ? cst : intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
-		stype = (uint8_t)((type > 2 ? 0 : type) | (sample_state(s, ev) << 4));
-		uint8_t bc = bracket_cat(s, t);
 		if (!(clocked && bc == 0xFF)) {
-			gi = thread_group(p, t, si, (uint32_t)st, bc, stype);
+			gi = thread_group(p, t, (uint32_t)st, bc, stype);
 			if (gi < 0)
 				return NOMEM(p, err);
 		}
@@ -601,7 +644,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		if (gi >= 0)
 			rc = add_to(p, gi, 0, ev->timestamp, ev->time_ns, err);
 		else if (st >= 0)
-			rc = add_clocked(p, s, si, t, (uint32_t)st, stype, cpu, ev, err);
+			rc = add_clocked(p, s, t, (uint32_t)st, stype, cpu, ev, err);
 		if (clocked) {
 			t->clk_seen = 1;
 			t->clk_cpu = cpu;
@@ -639,7 +682,7 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 		int64_t st = intern_event_stack(p, s, si, ev);
 		if (st < 0)
 			return NOMEM(p, err);
-		gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), NT_SAMPLE_MANAGED);
+		gi = thread_group(p, t, (uint32_t)st, bracket_cat(s, t), NT_SAMPLE_MANAGED);
 		if (gi < 0)
 			return NOMEM(p, err);
 	}
@@ -704,7 +747,7 @@ static int handle_universal(nt_profile *p, psession *s, uint32_t si, const nt_ev
 		return NOMEM(p, err);
 	/* thread state in the high bits as for our sampler: 1 running, 2 blocked */
 	uint8_t stype = (uint8_t)((cswitch ? 2 : 1) << 4);
-	int64_t gi = thread_group(p, t, si, (uint32_t)st, bracket_cat(s, t), stype);
+	int64_t gi = thread_group(p, t, (uint32_t)st, bracket_cat(s, t), stype);
 	if (gi < 0)
 		return NOMEM(p, err);
 	double w;
