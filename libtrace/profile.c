@@ -267,7 +267,7 @@ static uint8_t sample_state(const psession *s, const nt_event *ev)
 
 /* The group of key (group_key()) of thread, an index into p->th, created on first sight;
  * -1 when out of memory. */
-static int64_t get_group(nt_profile *p, uint32_t thread, gkey key)
+static __attribute__((noinline)) int64_t get_group(nt_profile *p, uint32_t thread, gkey key)
 {
 	if ((p->ngroups + 1) * 2 > p->group_htcap && rehash_groups(p))
 		return -1;
@@ -299,16 +299,28 @@ static int64_t get_group(nt_profile *p, uint32_t thread, gkey key)
  * runtime's sampler walks its thread list), so the thread that followed the previous
  * event's thread last time is tried first: one comparison, where the id map costs a hash
  * and a probe that may miss the cache. */
-static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
+static pthread_state *find_thread(nt_profile *p, uint32_t session, uint64_t tid);
+
+static inline pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
 {
-	pthread_state *prev = p->last_th ? &p->th[p->last_th - 1] : NULL;
-	if (prev && prev->next) {
-		pthread_state *t = &p->th[prev->next - 1];
-		if (t->tid == tid && t->session == session) {
-			p->last_th = prev->next;
-			return t;
+	if (p->last_th) {
+		uint32_t next = p->th[p->last_th - 1].next;
+		if (next) {
+			pthread_state *t = &p->th[next - 1];
+			if (t->tid == tid && t->session == session) {
+				p->last_th = next;
+				return t;
+			}
 		}
 	}
+	return find_thread(p, session, tid);
+}
+
+/* get_thread() past its guess: the session's id map, and a new thread on first sight. */
+static __attribute__((noinline)) pthread_state *find_thread(nt_profile *p, uint32_t session,
+							    uint64_t tid)
+{
+	pthread_state *prev = p->last_th ? &p->th[p->last_th - 1] : NULL;
 	size_t i;
 	if (!nt_idmap_get(&p->s[session].tids, tid, &i)) {
 		if (nt_grow((void **)&p->th, &p->thcap, p->nth + 1, sizeof(pthread_state)) ||
@@ -334,8 +346,8 @@ static pthread_state *get_thread(nt_profile *p, uint32_t session, uint64_t tid)
  * its latest group in each of four stack classes is tried first: a match skips the
  * hashing and the probe into a table too large for the cache (the lookup was the largest
  * single cost of nettrace-fold). The group's session and thread are t's by construction. */
-static int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
-			    uint8_t stype)
+static inline int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
+				   uint8_t stype)
 {
 	gkey key = group_key(stack, bcat, stype);
 	gcent *c = &t->gcache[stack % 4];
@@ -379,6 +391,8 @@ static int thread_selected(const nt_profile *p, uint64_t tid)
 
 static int time_selected(const nt_profile *p, const nt_event *ev)
 {
+	if (!p->o.has_start && !p->o.has_end)
+		return 1;
 	int64_t t = p->o.range_raw ? (int64_t)ev->timestamp : ev->time_ns;
 	if (p->o.has_start && t < p->o.start)
 		return 0;
@@ -397,11 +411,25 @@ static int is_runtime(const nt_metadata *m)
 /* Adds weight w (ns) and one sample to group gi; the sample is the one taken at ts (raw)
  * = tns (ns since the session start), reported to sample_fn. Returns 0 or the hook's
  * error. */
-static int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns, nt_error *err)
+static int add_to_rest(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
+		       nt_error *err);
+
+static inline int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64_t tns,
+			 nt_error *err)
 {
 	group *g = &p->groups[gi];
 	g->samples++;
 	g->weight += w;
+	if (!p->o.when && !p->o.sequence && !p->o.sample_fn)
+		return 0;
+	return add_to_rest(p, gi, w, ts, tns, err);
+}
+
+/* add_to() past the counting: the time histograms, the sequence and the hook. */
+static __attribute__((noinline)) int add_to_rest(nt_profile *p, int64_t gi, double w, uint64_t ts,
+						 int64_t tns, nt_error *err)
+{
+	const group *g = &p->groups[gi];
 	if (p->o.when && ntp_when_add(p, gi, tns))
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory recording sample times");
 	if (p->o.sequence) {
