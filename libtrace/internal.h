@@ -145,10 +145,17 @@ static inline int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index)
 }
 void nt_idmap_free(nt_idmap *m);
 
-/* Open-addressed index slots over an array of n entries that each carry their 64-bit
- * hash at byte hash_off of a stride-byte entry (hash.c): doubles *cap (first: initial, a
- * power of two) and re-slots every entry (slot = index + 1, 0 empty, linear probing).
- * Returns 0, or -1 out of memory with the old slots kept. */
+/* Open-addressed index slots over a caller's array of n entries (hash.c): slot = index +
+ * 1, 0 empty, linear probing from hash & (cap - 1); the caller probes and compares its own
+ * keys, and grows before the table is half full ((n + 1) * 2 > cap). nt_slots_regrow
+ * doubles *cap (first: initial, a power of two) and re-slots every entry i for which
+ * hash_of(ctx, i, &hash) returns non-zero (an entry it returns 0 for stays out: a table
+ * over a part of an array). nt_slots_grow is the same for entries that carry their 64-bit
+ * hash at byte hash_off of a stride-byte entry. Both return 0, or -1 out of memory with
+ * the old slots kept. */
+typedef int (*nt_slot_hash_fn)(const void *ctx, size_t i, uint64_t *hash);
+int nt_slots_regrow(uint32_t **slots, size_t *cap, size_t initial, size_t n,
+		    nt_slot_hash_fn hash_of, const void *ctx);
 int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
 		  size_t n, size_t stride, size_t hash_off);
 
