@@ -123,30 +123,14 @@ void nt_profile_free(nt_profile *p)
 
 /* ------------------------------------------------------------------ interning */
 
-static int rehash_stacks(nt_profile *p)
-{
-	size_t ncap = p->stack_htcap ? p->stack_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 0; i < p->nstacks; i++) {
-		size_t h = (size_t)p->stacks[i].hash & (ncap - 1);
-		while (ht[h])
-			h = (h + 1) & (ncap - 1);
-		ht[h] = (uint32_t)i + 1;
-	}
-	free(p->stack_ht);
-	p->stack_ht = ht;
-	p->stack_htcap = ncap;
-	return 0;
-}
-
 /* Returns the stack index of (session, ips) or -1 on allocation failure. */
 static int64_t intern_stack_pid(nt_profile *p, uint32_t session, uint64_t pid,
 				const uint64_t *ips, uint32_t n)
 {
 	uint64_t h = hash_ips(session, ips, n) ^ (pid ? nt_mix64(pid) : 0);
-	if ((p->nstacks + 1) * 2 > p->stack_htcap && rehash_stacks(p))
+	if ((p->nstacks + 1) * 2 > p->stack_htcap &&
+	    nt_slots_grow(&p->stack_ht, &p->stack_htcap, 1024, p->stacks, p->nstacks,
+			  sizeof *p->stacks, offsetof(pstack, hash)))
 		return -1;
 	size_t k = (size_t)h & (p->stack_htcap - 1);
 	while (p->stack_ht[k]) {
@@ -217,24 +201,12 @@ static uint64_t group_hash(uint32_t session, uint32_t stack, uint64_t tid, uint8
 		     ((uint64_t)stype << 60));
 }
 
-static int rehash_groups(nt_profile *p)
+/* Group i's hash in the group table (hash.c's slots). */
+static int group_hash_of(const void *ctx, size_t i, uint64_t *h)
 {
-	size_t ncap = p->group_htcap ? p->group_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 0; i < p->ngroups; i++) {
-		group *g = &p->groups[i];
-		size_t h = (size_t)group_hash(g->session, g->stack, g->thread_id, g->bcat, g->stype) &
-			   (ncap - 1);
-		while (ht[h])
-			h = (h + 1) & (ncap - 1);
-		ht[h] = (uint32_t)i + 1;
-	}
-	free(p->group_ht);
-	p->group_ht = ht;
-	p->group_htcap = ncap;
-	return 0;
+	const group *g = &((const nt_profile *)ctx)->groups[i];
+	*h = group_hash(g->session, g->stack, g->thread_id, g->bcat, g->stype);
+	return 1;
 }
 
 /* Thread state of a ThreadSample version >= 1 written by our sampler: 1 running, 2 blocked,
@@ -251,7 +223,8 @@ static uint8_t sample_state(const psession *s, const nt_event *ev)
 static int64_t get_group(nt_profile *p, uint32_t session, uint32_t stack, uint64_t tid,
 			 uint8_t bcat, uint8_t stype)
 {
-	if ((p->ngroups + 1) * 2 > p->group_htcap && rehash_groups(p))
+	if ((p->ngroups + 1) * 2 > p->group_htcap &&
+	    nt_slots_regrow(&p->group_ht, &p->group_htcap, 1024, p->ngroups, group_hash_of, p))
 		return -1;
 	uint64_t h = group_hash(session, stack, tid, bcat, stype);
 	size_t k = (size_t)h & (p->group_htcap - 1);
