@@ -731,11 +731,11 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 {
 	const nt_event *ev;
 	uint32_t ps = h->pointer_size;
-	/* nt_event_is_sample() compares provider names, once per event a twentieth of
-	 * nettrace-fold; the answer depends on the metadata record only, and a reader's
-	 * records stay in place until it is freed, so it is kept for the last one seen. */
+	/* nt_meta_universal() compares provider names: the answer depends on the metadata
+	 * record only, and a reader's records stay in place until it is freed, so it is kept
+	 * for the last one seen, with the record's sample kind (a flag: internal.h) */
 	const nt_metadata *last_meta = NULL;
-	int last_sample = 0, last_univ = 0;
+	int last_kind = 0, last_univ = 0;
 	uint64_t nev = 0;
 	int rc;
 	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
@@ -743,7 +743,7 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
 		if (!last_meta || ev->meta != last_meta) {
 			last_meta = ev->meta;
-			last_sample = nt_meta_is_sample(last_meta);
+			last_kind = nt_meta_sample_kind(last_meta);
 			last_univ = nt_meta_universal(last_meta);
 		}
 		if (last_univ) {
@@ -763,11 +763,11 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 				return rc;
 			continue;
 		}
-		if (last_sample) {
+		if (last_kind) {
 			/* the compat modes read Type as the readers they copy do (a native
 			 * sampler's running samples say Managed for them: payload.c) */
 			rc = handle_sample(p, s, si, ev,
-					   p->o.compat == NT_COMPAT_NONE ? nt_event_sample_type(ev)
+					   p->o.compat == NT_COMPAT_NONE ? nt_sample_type(ev, last_kind)
 									 : nt_event_sample_type_raw(ev),
 					   err);
 			if (rc)
