@@ -73,49 +73,38 @@ static uint64_t entry_hash(uint32_t func, uint32_t file, uint32_t line, uint32_t
 	return nt_mix64(((uint64_t)func << 32 | file) ^ nt_mix64((uint64_t)line << 32 | to));
 }
 
-/* Rebuilds an open-addressing table of indexes + 1 for n + 1 entries, at most half full. */
-static int ht_grow(uint32_t **ht, size_t *cap, size_t n, const void *c,
-		   uint64_t (*hash_of)(const void *, size_t))
+/* Room in an index table (hash.c's slots) for one more of n entries, each hashed by
+ * hash_of; -1 when out of memory. */
+static int ht_room(uint32_t **ht, size_t *cap, size_t n, nt_slot_hash_fn hash_of,
+		   const void *ctx)
 {
-	if ((n + 1) * 2 <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-	if (!nh)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = (size_t)hash_of(c, i) & (ncap - 1);
-		while (nh[k])
-			k = (k + 1) & (ncap - 1);
-		nh[k] = (uint32_t)i + 1;
-	}
-	free(*ht);
-	*ht = nh;
-	*cap = ncap;
-	return 0;
+	return (n + 1) * 2 <= *cap ? 0 : nt_slots_regrow(ht, cap, 1024, n, hash_of, ctx);
 }
 
-static uint64_t func_hash_of(const void *c, size_t i)
+static int func_hash_of(const void *c, size_t i, uint64_t *h)
 {
-	return ((const cg_ctx *)c)->funcs[i].hash;
+	*h = ((const cg_ctx *)c)->funcs[i].hash;
+	return 1;
 }
 
-static uint64_t entry_hash_of(const void *c, size_t i)
+static int entry_hash_of(const void *c, size_t i, uint64_t *h)
 {
 	const cg_entry *e = &((const cg_ctx *)c)->ents[i];
-	return entry_hash(e->func, e->file, e->line, e->to);
+	*h = entry_hash(e->func, e->file, e->line, e->to);
+	return 1;
 }
 
-static uint64_t name_hash_of(const void *c, size_t i)
+static int name_hash_of(const void *c, size_t i, uint64_t *h)
 {
-	return ((const cg_names *)c)->hash[i];
+	*h = ((const cg_names *)c)->hash[i];
+	return 1;
 }
 
 /* The 1-based id of a name, added when new; 0 when out of memory. */
 static uint32_t name_id(cg_names *t, const char *s, size_t n)
 {
 	uint64_t h = nt_hash_bytes(s, n);
-	if (ht_grow(&t->ht, &t->htcap, t->count, t, name_hash_of))
+	if (ht_room(&t->ht, &t->htcap, t->count, name_hash_of, t))
 		return 0;
 	size_t k = (size_t)h & (t->htcap - 1);
 	while (t->ht[k]) {
@@ -148,7 +137,7 @@ static int64_t func_index(cg_ctx *c, const nt_xframe *f, const nt_native_frame *
 			  uint32_t file)
 {
 	uint64_t h = nt_hash_bytes(f->s, f->n);
-	if (ht_grow(&c->fht, &c->fhtcap, c->nfuncs, c, func_hash_of))
+	if (ht_room(&c->fht, &c->fhtcap, c->nfuncs, func_hash_of, c))
 		return -1;
 	size_t k = (size_t)h & (c->fhtcap - 1);
 	while (c->fht[k]) {
@@ -195,7 +184,7 @@ static int64_t func_index(cg_ctx *c, const nt_xframe *f, const nt_native_frame *
 static int add_entry(cg_ctx *c, uint32_t func, uint32_t file, uint32_t line, uint32_t to,
 		     uint64_t w)
 {
-	if (ht_grow(&c->eht, &c->ehtcap, c->nents, c, entry_hash_of))
+	if (ht_room(&c->eht, &c->ehtcap, c->nents, entry_hash_of, c))
 		return -1;
 	size_t k = (size_t)entry_hash(func, file, line, to) & (c->ehtcap - 1);
 	while (c->eht[k]) {

@@ -83,33 +83,19 @@ void nt_ftree_free(nt_ftree *t)
 	free(t);
 }
 
-static uint64_t node_hash(const nt_ftree *t, size_t i)
+/* Node i's hash in the node table (hash.c's slots); the root (0) is no one's child. */
+static int node_hash_of(const void *ctx, size_t i, uint64_t *h)
 {
-	return pair_hash(t->nodes[i].parent, t->names[i].hash);
-}
-
-static int grow_node_ht(nt_ftree *t)
-{
-	size_t ncap = t->node_htcap ? t->node_htcap * 2 : 4096;
-	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-	if (!nh)
-		return -1;
-	for (size_t i = 1; i < t->nnodes; i++) {
-		size_t k = (size_t)node_hash(t, i) & (ncap - 1);
-		while (nh[k])
-			k = (k + 1) & (ncap - 1);
-		nh[k] = (uint32_t)i + 1;
-	}
-	free(t->node_ht);
-	t->node_ht = nh;
-	t->node_htcap = ncap;
-	return 0;
+	const nt_ftree *t = ctx;
+	*h = pair_hash(t->nodes[i].parent, (uint32_t)t->names[i].hash);
+	return i > 0;
 }
 
 /* Child of parent named f, created on first use; -1 when out of memory or full. */
 static int64_t child(nt_ftree *t, uint32_t parent, const nt_xframe *f)
 {
-	if ((t->nnodes + 1) * 2 > t->node_htcap && grow_node_ht(t))
+	if ((t->nnodes + 1) * 2 > t->node_htcap &&
+	    nt_slots_regrow(&t->node_ht, &t->node_htcap, 4096, t->nnodes, node_hash_of, t))
 		return -1;
 	uint64_t h = nt_hash_bytes(f->s, f->n);
 	size_t mask = t->node_htcap - 1, k = (size_t)pair_hash(parent, h) & mask;

@@ -207,10 +207,27 @@ static uint32_t func_id(pp_ctx *c, const nt_xframe *f)
 	return (uint32_t)c->nfuncs;
 }
 
-static uint64_t loc_hash(uint64_t k)
+/* The key of a native Location in its table: its Mapping and address. */
+static uint64_t native_key(uint32_t map, uint64_t addr)
 {
-	k *= 0x9E3779B97F4A7C15ull;
-	return k ^ (k >> 29);
+	return addr * 0x9E3779B97F4A7C15ull ^ map;
+}
+
+/* Location i's hash in the table of (function, line) Locations (lht), which holds
+ * the Locations without a Mapping, and in that of native ones (nht), which holds the
+ * others (hash.c's slots). */
+static int frame_loc_hash(const void *ctx, size_t i, uint64_t *h)
+{
+	const pp_ctx *c = ctx;
+	*h = nt_mix64(c->locs[i]);
+	return !c->loc_map[i];
+}
+
+static int native_loc_hash(const void *ctx, size_t i, uint64_t *h)
+{
+	const pp_ctx *c = ctx;
+	*h = nt_mix64(native_key(c->loc_map[i], c->loc_addr[i]));
+	return c->loc_map[i] != 0;
 }
 
 /* Room for one more Location in every per-Location array; -1 when out of memory. */
@@ -235,24 +252,10 @@ static int new_loc(pp_ctx *c)
 static uint32_t loc_id(pp_ctx *c, uint32_t func, uint32_t line)
 {
 	uint64_t key = (uint64_t)func << 32 | line;
-	if ((c->nlocs + 1) * 2 > c->lhtcap) {
-		size_t ncap = c->lhtcap ? c->lhtcap * 2 : 1024;
-		uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-		if (!nh)
-			return 0;
-		for (size_t i = 0; i < c->nlocs; i++) {
-			if (c->loc_map[i])
-				continue;
-			size_t k = (size_t)loc_hash(c->locs[i]) & (ncap - 1);
-			while (nh[k])
-				k = (k + 1) & (ncap - 1);
-			nh[k] = (uint32_t)i + 1;
-		}
-		free(c->lht);
-		c->lht = nh;
-		c->lhtcap = ncap;
-	}
-	size_t k = (size_t)loc_hash(key) & (c->lhtcap - 1);
+	if ((c->nlocs + 1) * 2 > c->lhtcap &&
+	    nt_slots_regrow(&c->lht, &c->lhtcap, 1024, c->nlocs, frame_loc_hash, c))
+		return 0;
+	size_t k = (size_t)nt_mix64(key) & (c->lhtcap - 1);
 	while (c->lht[k]) {
 		if (c->locs[c->lht[k] - 1] == key)
 			return c->lht[k];
@@ -337,26 +340,11 @@ static int64_t map_of(pp_ctx *c, nt_profile *p, uint32_t session, const nt_nativ
 static uint32_t native_loc(pp_ctx *c, const nt_xstack *st, size_t i, size_t j, uint32_t map,
 			   uint64_t addr)
 {
-	uint64_t key = addr * 0x9E3779B97F4A7C15ull ^ map;
-	if ((c->nnative + 1) * 2 > c->nhtcap) {
-		size_t ncap = c->nhtcap ? c->nhtcap * 2 : 1024;
-		uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-		if (!nh)
-			return 0;
-		for (size_t q = 0; q < c->nlocs; q++) {
-			if (!c->loc_map[q])
-				continue;
-			uint64_t h = loc_hash(c->loc_addr[q] * 0x9E3779B97F4A7C15ull ^ c->loc_map[q]);
-			size_t k = (size_t)h & (ncap - 1);
-			while (nh[k])
-				k = (k + 1) & (ncap - 1);
-			nh[k] = (uint32_t)q + 1;
-		}
-		free(c->nht);
-		c->nht = nh;
-		c->nhtcap = ncap;
-	}
-	size_t k = (size_t)loc_hash(key) & (c->nhtcap - 1);
+	uint64_t key = native_key(map, addr);
+	if ((c->nnative + 1) * 2 > c->nhtcap &&
+	    nt_slots_regrow(&c->nht, &c->nhtcap, 1024, c->nlocs, native_loc_hash, c))
+		return 0;
+	size_t k = (size_t)nt_mix64(key) & (c->nhtcap - 1);
 	while (c->nht[k]) {
 		size_t q = c->nht[k] - 1;
 		if (c->loc_map[q] == map && c->loc_addr[q] == addr)

@@ -66,34 +66,23 @@ typedef struct ss_ctx {
 
 static uint64_t pkey_hash(uint32_t session, uint64_t tid)
 {
-	uint64_t k = tid * 0x9E3779B97F4A7C15ull ^ ((uint64_t)session * 0xbf58476d1ce4e5b9ull);
-	return k ^ (k >> 31);
+	return nt_mix64(tid ^ (uint64_t)session << 48);
 }
 
-static int rehash(uint32_t **ht, size_t *cap, size_t n, ss_ctx *c, int frames)
+/* Profile i's hash in the profile table (hash.c's slots). */
+static int prof_hash_of(const void *ctx, size_t i, uint64_t *h)
 {
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	uint32_t *nh = calloc(ncap, sizeof(uint32_t));
-	if (!nh)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t h = frames ? c->frames[i].hash
-				    : pkey_hash(c->profs[i].session, c->profs[i].thread_id);
-		size_t k = (size_t)h & (ncap - 1);
-		while (nh[k])
-			k = (k + 1) & (ncap - 1);
-		nh[k] = (uint32_t)i + 1;
-	}
-	free(*ht);
-	*ht = nh;
-	*cap = ncap;
-	return 0;
+	const ss_ctx *c = ctx;
+	*h = pkey_hash(c->profs[i].session, c->profs[i].thread_id);
+	return 1;
 }
 
 static int64_t frame_index(ss_ctx *c, const nt_xframe *f)
 {
 	uint64_t h = nt_hash_bytes(f->s, f->n);
-	if ((c->nframes + 1) * 2 > c->fhtcap && rehash(&c->fht, &c->fhtcap, c->nframes, c, 1))
+	if ((c->nframes + 1) * 2 > c->fhtcap &&
+	    nt_slots_grow(&c->fht, &c->fhtcap, 1024, c->frames, c->nframes, sizeof *c->frames,
+			  offsetof(ss_frame, hash)))
 		return -1;
 	size_t k = (size_t)h & (c->fhtcap - 1);
 	while (c->fht[k]) {
@@ -112,7 +101,8 @@ static int64_t frame_index(ss_ctx *c, const nt_xframe *f)
 
 static int64_t prof_index(ss_ctx *c, uint32_t session, uint64_t tid)
 {
-	if ((c->nprofs + 1) * 2 > c->phtcap && rehash(&c->pht, &c->phtcap, c->nprofs, c, 0))
+	if ((c->nprofs + 1) * 2 > c->phtcap &&
+	    nt_slots_regrow(&c->pht, &c->phtcap, 1024, c->nprofs, prof_hash_of, c))
 		return -1;
 	size_t k = (size_t)pkey_hash(session, tid) & (c->phtcap - 1);
 	while (c->pht[k]) {

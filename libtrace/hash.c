@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* hash.c - the library's hashing (internal.h): the hash map from 64-bit ids to array
- * indexes (nt_idmap, open addressing with linear probing) and nt_hash_bytes; nt_mix64 and
- * nt_fnv1a are inline in internal.h. */
+ * indexes (nt_idmap, open addressing with linear probing), the index slots over a caller's
+ * array (nt_slots_regrow, nt_slots_grow) and nt_hash_bytes; nt_mix64 and nt_fnv1a are
+ * inline in internal.h. */
 #include "internal.h"
 
 static size_t idmap_hash(uint64_t k, size_t mask)
@@ -75,24 +76,53 @@ uint64_t nt_hash_bytes(const char *s, size_t n)
 	return h;
 }
 
-int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
-		  size_t n, size_t stride, size_t hash_off)
+/* Fills fresh slots of ncap (a power of two, all 0) with the entries hash_of() keeps. */
+static void slots_fill(uint32_t *ht, size_t ncap, size_t n, nt_slot_hash_fn hash_of,
+		       const void *ctx)
 {
-	size_t ncap = *cap ? *cap * 2 : initial;
-	uint32_t *ht = calloc(ncap, sizeof *ht);
-	if (!ht)
-		return -1;
-	const unsigned char *e = entries;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t h;
-		memcpy(&h, e + i * stride + hash_off, sizeof h);
+		if (!hash_of(ctx, i, &h))
+			continue;
 		size_t k = (size_t)h & (ncap - 1);
 		while (ht[k])
 			k = (k + 1) & (ncap - 1);
 		ht[k] = (uint32_t)i + 1;
 	}
+}
+
+int nt_slots_regrow(uint32_t **slots, size_t *cap, size_t initial, size_t n,
+		    nt_slot_hash_fn hash_of, const void *ctx)
+{
+	if (*cap > SIZE_MAX / 2 / sizeof **slots)
+		return -1;
+	size_t ncap = *cap ? *cap * 2 : initial;
+	uint32_t *ht = calloc(ncap, sizeof *ht);
+	if (!ht)
+		return -1;
+	slots_fill(ht, ncap, n, hash_of, ctx);
 	free(*slots);
 	*slots = ht;
 	*cap = ncap;
 	return 0;
+}
+
+/* nt_slots_grow's entries: where they are and where each one's hash is */
+typedef struct stored {
+	const unsigned char *e;
+	size_t stride, hash_off;
+} stored;
+
+static int stored_hash(const void *ctx, size_t i, uint64_t *h)
+{
+	const stored *s = ctx;
+	memcpy(h, s->e + i * s->stride + s->hash_off, sizeof *h);
+	return 1;
+}
+
+int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
+		  size_t n, size_t stride, size_t hash_off)
+{
+	stored s = {entries, stride, hash_off};
+	return nt_slots_regrow(slots, cap, initial, n, stored_hash, &s);
 }

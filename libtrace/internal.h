@@ -145,10 +145,17 @@ static inline int nt_idmap_get(const nt_idmap *m, uint64_t key, size_t *index)
 }
 void nt_idmap_free(nt_idmap *m);
 
-/* Open-addressed index slots over an array of n entries that each carry their 64-bit
- * hash at byte hash_off of a stride-byte entry (hash.c): doubles *cap (first: initial, a
- * power of two) and re-slots every entry (slot = index + 1, 0 empty, linear probing).
- * Returns 0, or -1 out of memory with the old slots kept. */
+/* Open-addressed index slots over a caller's array of n entries (hash.c): slot = index +
+ * 1, 0 empty, linear probing from hash & (cap - 1); the caller probes and compares its own
+ * keys, and grows before the table is half full ((n + 1) * 2 > cap). nt_slots_regrow
+ * doubles *cap (first: initial, a power of two) and re-slots every entry i for which
+ * hash_of(ctx, i, &hash) returns non-zero (an entry it returns 0 for stays out: a table
+ * over a part of an array). nt_slots_grow is the same for entries that carry their 64-bit
+ * hash at byte hash_off of a stride-byte entry. Both return 0, or -1 out of memory with
+ * the old slots kept. */
+typedef int (*nt_slot_hash_fn)(const void *ctx, size_t i, uint64_t *hash);
+int nt_slots_regrow(uint32_t **slots, size_t *cap, size_t initial, size_t n,
+		    nt_slot_hash_fn hash_of, const void *ctx);
 int nt_slots_grow(uint32_t **slots, size_t *cap, size_t initial, const void *entries,
 		  size_t n, size_t stride, size_t hash_off);
 
@@ -293,13 +300,46 @@ const nt_metadata *nt_meta_at(const nt_meta_store *ms, size_t i);
 const nt_field *nt_builtin_layout(const char *provider, uint32_t event_id, uint32_t version,
 				  uint32_t *nfields, const char **name);
 
-/* nt_event_is_sample() in two halves (payload.c): whether events of record m are samples
- * (a provider name comparison, which callers can do once per record), and a sample's
- * type. */
-int nt_meta_is_sample(const nt_metadata *m);
-uint32_t nt_event_sample_type(const nt_event *ev);
+/* The counter of events of a record of a store (nt_meta_lookup(), nt_meta_at(); no other
+ * nt_metadata) that the reader keeps for nt_reader_metadata_events(). */
+uint64_t *nt_meta_events(const nt_metadata *m);
+
+/* nt_event_is_sample() in two halves (here and payload.c): what events of record m are, and a
+ * sample's type. The kind is worked out once per record, when metadata.c parses it: its
+ * provider then points at nt_sample_provider[0] (NT_META_SAMPLE) or [1]
+ * (NT_META_NATIVE_SAMPLE, a native sampler's ThreadSample: version >= 1 with a State
+ * field), so for the reader's records it is a pointer comparison; for an nt_metadata a
+ * caller made it is worked out from the text (nt_meta_sample_kind_text(), which ignores the
+ * marks). 0: not samples (or m NULL). */
+enum { NT_META_SAMPLE = 1, NT_META_NATIVE_SAMPLE = 2 };
+extern const char nt_sample_provider[2][sizeof NT_PROVIDER_SAMPLER];
+int nt_meta_sample_kind_text(const nt_metadata *m);
+static inline int nt_meta_sample_kind(const nt_metadata *m)
+{
+	if (!m || m->event_id != 0)
+		return 0;
+	if (m->provider == nt_sample_provider[0])
+		return NT_META_SAMPLE;
+	if (m->provider == nt_sample_provider[1])
+		return NT_META_NATIVE_SAMPLE;
+	return nt_meta_sample_kind_text(m);
+}
+static inline int nt_meta_is_sample(const nt_metadata *m)
+{
+	return nt_meta_sample_kind(m) != 0;
+}
 /* The Type field as written: what TraceEvent and pyroscope read (the compat modes). */
-uint32_t nt_event_sample_type_raw(const nt_event *ev);
+static inline uint32_t nt_event_sample_type_raw(const nt_event *ev)
+{
+	return ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
+}
+/* The type of sample ev, whose record's kind is kind: as written, but External for a
+ * native sampler's running sample (payload.c). */
+static inline uint32_t nt_sample_type(const nt_event *ev, int kind)
+{
+	uint32_t t = nt_event_sample_type_raw(ev);
+	return t == NT_SAMPLE_MANAGED && kind == NT_META_NATIVE_SAMPLE ? NT_SAMPLE_EXTERNAL : t;
+}
 
 /* The readable form of a C++ or Rust symbol name (demangle.c), malloc'd, or NULL when name
  * is not mangled (or cannot be demangled). */

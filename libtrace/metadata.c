@@ -15,11 +15,12 @@
 #define MAX_FIELDS 65536u
 
 typedef struct meta_rec {
-	nt_metadata m;
+	nt_metadata m;    /* first: nt_meta_events() finds the record from it */
 	char *provider, *name;
 	nt_field *fields; /* owned tree */
 	uint32_t nfields;
 	uint8_t *raw;
+	uint64_t events;  /* the reader's count (nt_reader_metadata_events()) */
 } meta_rec;
 
 struct nt_meta_store {
@@ -118,6 +119,16 @@ static void rec_finish(meta_rec *rec)
 	}
 	if (!rec->m.name)
 		rec->m.name = rec->name ? rec->name : "";
+	/* what its events are, worked out once: from the text (m is not marked yet), then
+	 * kept as the provider pointer (internal.h) */
+	int kind = nt_meta_sample_kind_text(&rec->m);
+	if (kind)
+		rec->m.provider = nt_sample_provider[kind == NT_META_NATIVE_SAMPLE];
+}
+
+uint64_t *nt_meta_events(const nt_metadata *m)
+{
+	return &((meta_rec *)(uintptr_t)m)->events;
 }
 
 /* ---------------------------------------------------------------- V4/V5 */
@@ -281,19 +292,15 @@ static int mp_fields_v2(mparse *mp, nt_field **out, uint32_t *nout, int depth)
 	return mp_field_list(mp, &v2, out, nout, depth);
 }
 
-int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
-		     nt_error *err)
+/* The fields of a V5 metadata payload p into rec (the caller's, freed by it on failure). */
+static int parse_v5(mparse *mp, meta_rec *rec, const uint8_t *p, size_t len, uint64_t offset)
 {
-	mparse mp = {{0}, err, 0};
-	nt_cur_init(&mp.c, p, len, offset);
-	meta_rec *rec = calloc(1, sizeof *rec);
-	if (!rec)
-		return nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	nt_error *err = mp->err;
 	int rc;
 	uint32_t id, evid, version, level;
 	uint64_t kw;
-	if (nt_cur_u32(&mp.c, &id)) {
-		rc = mp_fail(&mp, "payload ends inside the metadata id");
+	if (nt_cur_u32(&mp->c, &id)) {
+		rc = mp_fail(mp, "payload ends inside the metadata id");
 		goto fail;
 	}
 	rec->m.id = id;
@@ -301,16 +308,16 @@ int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t o
 		rc = nt_fail(err, NT_EFORMAT, offset, "bad metadata: metadata id 0 is reserved");
 		goto fail;
 	}
-	if ((rc = mp_str16(&mp, &rec->provider, "unterminated provider name")))
+	if ((rc = mp_str16(mp, &rec->provider, "unterminated provider name")))
 		goto fail;
-	if (nt_cur_u32(&mp.c, &evid)) {
-		rc = mp_fail(&mp, "payload ends inside the event id");
+	if (nt_cur_u32(&mp->c, &evid)) {
+		rc = mp_fail(mp, "payload ends inside the event id");
 		goto fail;
 	}
-	if ((rc = mp_str16(&mp, &rec->name, "unterminated event name")))
+	if ((rc = mp_str16(mp, &rec->name, "unterminated event name")))
 		goto fail;
-	if (nt_cur_u64(&mp.c, &kw) || nt_cur_u32(&mp.c, &version) || nt_cur_u32(&mp.c, &level)) {
-		rc = mp_fail(&mp, "payload ends inside keywords/version/level");
+	if (nt_cur_u64(&mp->c, &kw) || nt_cur_u32(&mp->c, &version) || nt_cur_u32(&mp->c, &level)) {
+		rc = mp_fail(mp, "payload ends inside keywords/version/level");
 		goto fail;
 	}
 	rec->m.event_id = evid;
@@ -318,28 +325,28 @@ int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t o
 	rec->m.version = version;
 	rec->m.level = level;
 	/* "if the payload ends right after Level, treat as 0 fields" (TraceEvent) */
-	if (nt_cur_left(&mp.c) > 0) {
-		if ((rc = mp_fields_v1(&mp, &rec->fields, &rec->nfields, 0)))
+	if (nt_cur_left(&mp->c) > 0) {
+		if ((rc = mp_fields_v1(mp, &rec->fields, &rec->nfields, 0)))
 			goto fail;
 		/* V5 tags until the end of the payload */
-		while (nt_cur_left(&mp.c) > 0) {
+		while (nt_cur_left(&mp->c) > 0) {
 			uint32_t tlen;
 			uint8_t kind;
-			if (nt_cur_u32(&mp.c, &tlen) || nt_cur_u8(&mp.c, &kind)) {
-				rc = mp_fail(&mp, "payload ends inside a V5 tag header");
+			if (nt_cur_u32(&mp->c, &tlen) || nt_cur_u8(&mp->c, &kind)) {
+				rc = mp_fail(mp, "payload ends inside a V5 tag header");
 				goto fail;
 			}
-			if (tlen > nt_cur_left(&mp.c)) {
-				rc = mp_fail(&mp, "V5 tag size exceeds the metadata payload");
+			if (tlen > nt_cur_left(&mp->c)) {
+				rc = mp_fail(mp, "V5 tag size exceeds the metadata payload");
 				goto fail;
 			}
-			size_t tend = mp.c.pos + tlen;
+			size_t tend = mp->c.pos + tlen;
 			if (kind == 1 && tlen >= 1) {
-				rec->m.opcode = mp.c.p[mp.c.pos];
+				rec->m.opcode = mp->c.p[mp->c.pos];
 			} else if (kind == 2) {
 				nt_field *f2;
 				uint32_t n2;
-				mparse sub = mp;
+				mparse sub = *mp;
 				sub.c.len = tend;
 				rc = mp_fields_v2(&sub, &f2, &n2, 0);
 				if (rc)
@@ -350,7 +357,7 @@ int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t o
 					rec->nfields = n2;
 				}
 			}
-			mp.c.pos = tend; /* unknown tags are skipped */
+			mp->c.pos = tend; /* unknown tags are skipped */
 		}
 	}
 	rec->raw = malloc(len ? len : 1);
@@ -361,14 +368,8 @@ int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t o
 	memcpy(rec->raw, p, len);
 	rec->m.raw = rec->raw;
 	rec->m.raw_len = len;
-	rec_finish(rec);
-	if (store_add(ms, rec)) {
-		rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
-		goto fail;
-	}
 	return 0;
 fail:
-	rec_free(rec);
 	return rc;
 }
 
@@ -460,42 +461,38 @@ static void universal_strings(meta_rec *rec)
 			rec->fields[i].type = NT_TYPE_UTF8_STRING16;
 }
 
-int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
-		     nt_error *err)
+/* The fields of a V6 metadata row p into rec (the caller's, freed by it on failure). */
+static int parse_v6(mparse *mp, meta_rec *rec, const uint8_t *p, size_t len, uint64_t offset)
 {
-	mparse mp = {{0}, err, 0};
-	nt_cur_init(&mp.c, p, len, offset);
-	meta_rec *rec = calloc(1, sizeof *rec);
-	if (!rec)
-		return nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	nt_error *err = mp->err;
 	int rc;
 	uint32_t id, evid;
 	uint16_t osize;
-	if (nt_cur_varu32(&mp.c, &id)) {
-		rc = mp_fail(&mp, "row ends inside the metadata id");
+	if (nt_cur_varu32(&mp->c, &id)) {
+		rc = mp_fail(mp, "row ends inside the metadata id");
 		goto fail;
 	}
 	rec->m.id = id;
-	if ((rc = v6_str(&mp, &rec->provider, "bad provider name")))
+	if ((rc = v6_str(mp, &rec->provider, "bad provider name")))
 		goto fail;
-	if (nt_cur_varu32(&mp.c, &evid)) {
-		rc = mp_fail(&mp, "row ends inside the event id");
+	if (nt_cur_varu32(&mp->c, &evid)) {
+		rc = mp_fail(mp, "row ends inside the event id");
 		goto fail;
 	}
 	rec->m.event_id = evid;
-	if ((rc = v6_str(&mp, &rec->name, "bad event name")))
+	if ((rc = v6_str(mp, &rec->name, "bad event name")))
 		goto fail;
-	if ((rc = v6_fields(&mp, &rec->fields, &rec->nfields, 0)))
+	if ((rc = v6_fields(mp, &rec->fields, &rec->nfields, 0)))
 		goto fail;
 	universal_strings(rec);
-	if (nt_cur_left(&mp.c) >= 2) {
-		nt_cur_u16(&mp.c, &osize);
-		if (osize > nt_cur_left(&mp.c)) {
-			rc = mp_fail(&mp, "optional metadata size exceeds the row");
+	if (nt_cur_left(&mp->c) >= 2) {
+		nt_cur_u16(&mp->c, &osize);
+		if (osize > nt_cur_left(&mp->c)) {
+			rc = mp_fail(mp, "optional metadata size exceeds the row");
 			goto fail;
 		}
 		nt_cursor oc;
-		nt_cur_init(&oc, mp.c.p + mp.c.pos, osize, nt_cur_offset(&mp.c));
+		nt_cur_init(&oc, mp->c.p + mp->c.pos, osize, nt_cur_offset(&mp->c));
 		while (nt_cur_left(&oc) > 0) {
 			uint8_t kind, b;
 			uint64_t v;
@@ -559,15 +556,45 @@ obad:
 			goto fail;
 		}
 	}
-	rec_finish(rec);
-	if (store_add(ms, rec)) {
-		rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
-		goto fail;
-	}
 	return 0;
 fail:
-	rec_free(rec);
 	return rc;
+}
+
+/* ---------------------------------------------------------------- both formats */
+
+/* One record parsed by parse (the format's) and added to ms: one home for the allocation,
+ * the finishing and the failure path of both formats. */
+static int parse_record(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+			nt_error *err,
+			int (*parse)(mparse *, meta_rec *, const uint8_t *, size_t, uint64_t))
+{
+	mparse mp = {{0}, err, 0};
+	nt_cur_init(&mp.c, p, len, offset);
+	meta_rec *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	int rc = parse(&mp, rec, p, len, offset);
+	if (!rc) {
+		rec_finish(rec);
+		if (store_add(ms, rec))
+			rc = nt_fail(err, NT_ENOMEM, offset, "out of memory");
+	}
+	if (rc)
+		rec_free(rec);
+	return rc;
+}
+
+int nt_meta_parse_v5(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err)
+{
+	return parse_record(ms, p, len, offset, err, parse_v5);
+}
+
+int nt_meta_parse_v6(nt_meta_store *ms, const uint8_t *p, size_t len, uint64_t offset,
+		     nt_error *err)
+{
+	return parse_record(ms, p, len, offset, err, parse_v6);
 }
 
 /* ---------------------------------------------------------------- built-in layouts */

@@ -467,38 +467,34 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 	return 0;
 }
 
-int nt_meta_is_sample(const nt_metadata *m)
-{
-	return m && m->event_id == 0 && strcmp(m->provider, NT_PROVIDER_SAMPLER) == 0;
-}
+/* The provider text of the records whose events are SampleProfiler samples: theirs points
+ * at one of these instead of their own copy (metadata.c), [0] for the runtime's, [1] for a
+ * native sampler's (NT_META_NATIVE_SAMPLE), so that a record's kind is a pointer. */
+const char nt_sample_provider[2][sizeof NT_PROVIDER_SAMPLER] = {NT_PROVIDER_SAMPLER,
+								 NT_PROVIDER_SAMPLER};
 
 /* A native sampler's ThreadSample (version >= 1 with State, doc/format/sampler-events.md)
  * says Managed (2) for a running thread only so that TraceEvent's thread-time computer
  * counts it as CPU: its stack is native code, External to this toolkit, whose tools read
  * running or not from State. */
-static int native_running(const nt_event *ev)
+int nt_meta_sample_kind_text(const nt_metadata *m)
 {
-	const nt_metadata *m = ev->meta;
-	return m && m->version >= 1 && m->nfields >= 3 && m->fields[2].name &&
-	       strcmp(m->fields[2].name, "State") == 0;
-}
-
-uint32_t nt_event_sample_type_raw(const nt_event *ev)
-{
-	return ev->payload_len >= 4 ? nt_le32(ev->payload) : 0;
-}
-
-uint32_t nt_event_sample_type(const nt_event *ev)
-{
-	uint32_t t = nt_event_sample_type_raw(ev);
-	return t == NT_SAMPLE_MANAGED && native_running(ev) ? NT_SAMPLE_EXTERNAL : t;
+	/* event 0 of the reader's other records, and any record a caller made */
+	if (!m || m->event_id != 0 || !m->provider ||
+	    strcmp(m->provider, NT_PROVIDER_SAMPLER) != 0)
+		return 0;
+	return m->version >= 1 && m->nfields >= 3 && m->fields && m->fields[2].name &&
+			       strcmp(m->fields[2].name, "State") == 0
+		       ? NT_META_NATIVE_SAMPLE
+		       : NT_META_SAMPLE;
 }
 
 int nt_event_is_sample(const nt_event *ev, uint32_t *type)
 {
-	if (!nt_meta_is_sample(ev->meta))
+	int kind = nt_meta_sample_kind(ev->meta);
+	if (!kind)
 		return 0;
 	if (type)
-		*type = nt_event_sample_type(ev);
+		*type = nt_sample_type(ev, kind);
 	return 1;
 }

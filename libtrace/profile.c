@@ -123,30 +123,14 @@ void nt_profile_free(nt_profile *p)
 
 /* ------------------------------------------------------------------ interning */
 
-static int rehash_stacks(nt_profile *p)
-{
-	size_t ncap = p->stack_htcap ? p->stack_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 0; i < p->nstacks; i++) {
-		size_t h = (size_t)p->stacks[i].hash & (ncap - 1);
-		while (ht[h])
-			h = (h + 1) & (ncap - 1);
-		ht[h] = (uint32_t)i + 1;
-	}
-	free(p->stack_ht);
-	p->stack_ht = ht;
-	p->stack_htcap = ncap;
-	return 0;
-}
-
 /* Returns the stack index of (session, ips) or -1 on allocation failure. */
 static int64_t intern_stack_pid(nt_profile *p, uint32_t session, uint64_t pid,
 				const uint64_t *ips, uint32_t n)
 {
 	uint64_t h = hash_ips(session, ips, n) ^ (pid ? nt_mix64(pid) : 0);
-	if ((p->nstacks + 1) * 2 > p->stack_htcap && rehash_stacks(p))
+	if ((p->nstacks + 1) * 2 > p->stack_htcap &&
+	    nt_slots_grow(&p->stack_ht, &p->stack_htcap, 1024, p->stacks, p->nstacks,
+			  sizeof *p->stacks, offsetof(pstack, hash)))
 		return -1;
 	size_t k = (size_t)h & (p->stack_htcap - 1);
 	while (p->stack_ht[k]) {
@@ -233,6 +217,8 @@ static uint64_t group_hash(uint32_t thread, gkey key)
 	return nt_mix64(key ^ nt_mix64((uint64_t)thread + 1));
 }
 
+/* The group table holds its keys (gslot), so it rehashes from its own slots rather than
+ * through nt_slots_regrow(), whose slots index an entry array. */
 static int rehash_groups(nt_profile *p)
 {
 	size_t ncap = p->group_htcap ? p->group_htcap * 2 : 1024;
@@ -829,11 +815,11 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 {
 	const nt_event *ev;
 	uint32_t ps = h->pointer_size;
-	/* nt_event_is_sample() compares provider names, once per event a twentieth of
-	 * nettrace-fold; the answer depends on the metadata record only, and a reader's
-	 * records stay in place until it is freed, so it is kept for the last one seen. */
+	/* nt_meta_universal() compares provider names: the answer depends on the metadata
+	 * record only, and a reader's records stay in place until it is freed, so it is kept
+	 * for the last one seen, with the record's sample kind (a flag: internal.h) */
 	const nt_metadata *last_meta = NULL;
-	int last_sample = 0, last_univ = 0;
+	int last_kind = 0, last_univ = 0;
 	uint64_t nev = 0;
 	int rc;
 	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
@@ -841,7 +827,7 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
 		if (!last_meta || ev->meta != last_meta) {
 			last_meta = ev->meta;
-			last_sample = nt_meta_is_sample(last_meta);
+			last_kind = nt_meta_sample_kind(last_meta);
 			last_univ = nt_meta_universal(last_meta);
 		}
 		if (last_univ) {
@@ -861,11 +847,11 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 				return rc;
 			continue;
 		}
-		if (last_sample) {
+		if (last_kind) {
 			/* the compat modes read Type as the readers they copy do (a native
 			 * sampler's running samples say Managed for them: payload.c) */
 			rc = handle_sample(p, s, si, ev,
-					   p->o.compat == NT_COMPAT_NONE ? nt_event_sample_type(ev)
+					   p->o.compat == NT_COMPAT_NONE ? nt_sample_type(ev, last_kind)
 									 : nt_event_sample_type_raw(ev),
 					   err);
 			if (rc)

@@ -231,10 +231,10 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	if (!r->blk_compressed)
 		c->pos = e->payload_off;
 	e->process_id = r->hdr.process_id;
+	e->process_index = 0;
 	if (r->v6) {
 		e->capture_thread_id = ntr_v6_tid(r, e->capture_thread_id);
-		e->process_id = ntr_v6_pid(r, e->thread_id);
-		e->thread_id = ntr_v6_tid(r, e->thread_id);
+		e->thread_id = ntr_v6_thread(r, e->thread_id, &e->process_id, &e->process_index);
 		if (e->label_id && e->label_id <= r->nlabels) {
 			memcpy(e->activity_id, r->labels[e->label_id - 1].activity_id, 16);
 			memcpy(e->related_activity_id, r->labels[e->label_id - 1].related_activity_id, 16);
@@ -245,6 +245,10 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	if (!r->meta_last || e->meta_id != r->meta_last_id) {
 		r->meta_last = nt_meta_lookup(r->meta, e->meta_id);
 		r->meta_last_id = e->meta_id;
+		if (r->meta_last) {
+			r->meta_last_events = nt_meta_events(r->meta_last);
+			r->meta_last_sample = nt_meta_is_sample(r->meta_last);
+		}
 	}
 	e->meta = r->meta_last;
 	if (!e->meta)
@@ -284,7 +288,7 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	cthread *t = ntr_thread(r, e->capture_thread_id);
 	if (!t)
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
-	ntr_account_seq(r, t, e->seq);
+	ntr_account_event(r, t, e->seq);
 	return 1;
 }
 /* Timestamp order holds events until a sorted event or a sequence point allows them out.
@@ -385,6 +389,7 @@ static void fill_event(nt_reader *r, const qev *q)
 	ev->thread_id = q->thread_id;
 	ev->capture_thread_id = q->capture_thread_id;
 	ev->process_id = q->process_id;
+	ev->process_index = q->process_index;
 	ev->processor = q->processor;
 	ev->timestamp = q->timestamp;
 	ev->time_ns = ticks_to_ns(r, q->timestamp);
@@ -537,6 +542,8 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 			return 0;
 		r->meta_last = m; /* a cache: setting it changes no state */
 		r->meta_last_id = meta_id;
+		r->meta_last_events = nt_meta_events(m);
+		r->meta_last_sample = nt_meta_is_sample(m);
 	}
 	if (r->last_thread >= r->nthreads || r->threads[r->last_thread].id != ctid)
 		return 0;
@@ -596,7 +603,7 @@ static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const s
 		r->stats.first_timestamp = ts;
 	if (ts > r->stats.last_timestamp)
 		r->stats.last_timestamp = ts;
-	ntr_account_seq(r, h->t, h->seq);
+	ntr_account_event(r, h->t, h->seq);
 	return found ? (uint32_t)si + 1 : 0;
 }
 
@@ -622,6 +629,7 @@ static FAST_INLINE int fast_event(nt_reader *r)
 	ev->thread_id = h.tid;
 	ev->capture_thread_id = h.ctid;
 	ev->process_id = r->hdr.process_id;
+	ev->process_index = 0;
 	ev->processor = h.processor;
 	ev->timestamp = h.ts;
 	ev->time_ns = ticks_to_ns(r, h.ts);
@@ -665,6 +673,7 @@ static FAST_INLINE int fast_qev(nt_reader *r, qev *e, const uint8_t **pp)
 	e->stack_id = h.stack_id;
 	e->label_id = 0;
 	e->process_id = r->hdr.process_id;
+	e->process_index = 0;
 	e->sorted = (h.flags >> 6) & 1;
 	memcpy(e->activity_id, r->prev.activity_id, 16);
 	memcpy(e->related_activity_id, r->prev.related_activity_id, 16);

@@ -37,6 +37,7 @@ typedef struct qev {
 	uint32_t stack_id;
 	uint32_t label_id;    /* V6 label list id */
 	uint64_t process_id;  /* V6: from the thread table row of thread_id; else the header's */
+	uint32_t process_index; /* nt_event.process_index */
 	uint8_t sorted;
 	uint8_t activity_id[16];
 	uint8_t related_activity_id[16];
@@ -47,6 +48,7 @@ typedef struct cthread {
 	uint64_t id;       /* OS thread id (V6: thread index until mapped) */
 	uint32_t last_seq;
 	uint64_t lost;
+	uint64_t samples;  /* SampleProfiler samples it wrote (nt_reader_capture_samples()) */
 	qev *q;            /* ring of cap (a power of two) entries: queue positions
 			      [head, len), position i in q[i & (cap - 1)] (QI) */
 	size_t head, len, cap;
@@ -75,6 +77,8 @@ typedef struct v6thread {
 	uint64_t index;
 	uint64_t os_tid;
 	uint64_t os_pid;
+	uint32_t proc;        /* process index + 1 of proc_pid (ntr_v6_thread()), 0: not yet */
+	uint64_t proc_pid;
 } v6thread;
 
 struct nt_reader {
@@ -136,11 +140,17 @@ struct nt_reader {
 	v6thread *v6threads;
 	size_t nv6threads, v6threads_cap;
 	nt_idmap v6thread_map; /* thread index -> position in v6threads */
+	nt_idmap proc_map;    /* V6: process id -> nt_event.process_index */
+	size_t nprocs;
+	uint32_t proc_last;   /* index + 1 of proc_last_pid, 0: none */
+	uint64_t proc_last_pid;
 
 	/* per-event shortcuts (decoding costs ~10 ns per event, so these matter) */
 	const nt_metadata *meta_last; /* nt_meta_lookup(meta_last_id); NULL after any
 					 MetadataBlock, which may (re)define ids */
 	uint32_t meta_last_id;
+	uint64_t *meta_last_events;   /* its nt_meta_events() */
+	int meta_last_sample;         /* 1 when its events are samples */
 	uint64_t ns_freq;     /* the frequency ns_mul was computed for (0: none yet) */
 	uint64_t ns_mul;      /* 1e9 / frequency when the frequency divides 1e9, else 0 */
 	uint64_t ns_max;      /* with ns_mul: larger tick deltas saturate (INT64_MAX / ns_mul) */
@@ -189,9 +199,12 @@ static inline cthread *ntr_thread(nt_reader *r, uint64_t id)
 int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
 		      nt_error *err);
 
-/* Accounts sequence number s of capture thread t (spec §6 "Dropped events"). */
-static inline void ntr_account_seq(nt_reader *r, cthread *t, uint32_t s)
+/* Accounts an event of record meta_last with sequence number s of capture thread t: the
+ * record's and the thread's counts, and lost events (spec §6 "Dropped events"). */
+static inline void ntr_account_event(nt_reader *r, cthread *t, uint32_t s)
 {
+	(*r->meta_last_events)++;
+	t->samples += r->meta_last_sample;
 	if (t->last_seq != 0 || r->v6) {
 		uint32_t dropped = s - 1 - t->last_seq;
 		/* A huge value means the number went backwards (thread id reuse); not a loss. */
@@ -205,7 +218,9 @@ static inline void ntr_account_seq(nt_reader *r, cthread *t, uint32_t s)
 
 /* reader-v6.c */
 uint64_t ntr_v6_tid(nt_reader *r, uint64_t index);
-uint64_t ntr_v6_pid(nt_reader *r, uint64_t index);
+/* OS thread id of V6 thread index `index` (its thread table row's, else the index), with
+ * its process id (the row's, else the header's) and process index (nt_event's). */
+uint64_t ntr_v6_thread(nt_reader *r, uint64_t index, uint64_t *pid, uint32_t *process_index);
 int ntr_v6_trace_block(nt_reader *r, nt_cursor *c, nt_error *err);
 int ntr_v6_thread_block(nt_reader *r, nt_cursor *c, nt_error *err);
 int ntr_v6_label_block(nt_reader *r, nt_cursor *c, nt_error *err);

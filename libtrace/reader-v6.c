@@ -16,13 +16,39 @@ uint64_t ntr_v6_tid(nt_reader *r, uint64_t index)
 	return index;
 }
 
-/* OS process id of V6 thread index `index` (its thread table row), or the header's. */
-uint64_t ntr_v6_pid(nt_reader *r, uint64_t index)
+/* The process index of pid: dense, in order of first appearance; past the map's limit (or
+ * out of memory) the last index. The last answer is kept (events of a row-less thread). */
+static uint32_t proc_index(nt_reader *r, uint64_t pid)
 {
 	size_t i;
-	if (nt_idmap_get(&r->v6thread_map, index, &i) && r->v6threads[i].os_pid)
-		return r->v6threads[i].os_pid;
-	return r->hdr.process_id;
+	if (r->proc_last && r->proc_last_pid == pid)
+		return r->proc_last - 1;
+	if (!nt_idmap_get(&r->proc_map, pid, &i)) {
+		if (r->nprocs >= UINT32_MAX - 2 || nt_idmap_put(&r->proc_map, pid, r->nprocs))
+			return r->nprocs ? (uint32_t)r->nprocs - 1 : 0;
+		i = r->nprocs++;
+	}
+	r->proc_last = (uint32_t)i + 1;
+	r->proc_last_pid = pid;
+	return (uint32_t)i;
+}
+
+uint64_t ntr_v6_thread(nt_reader *r, uint64_t index, uint64_t *pid, uint32_t *process_index)
+{
+	size_t i;
+	if (!nt_idmap_get(&r->v6thread_map, index, &i)) {
+		*pid = r->hdr.process_id;
+		*process_index = proc_index(r, *pid);
+		return index;
+	}
+	v6thread *t = &r->v6threads[i];
+	*pid = t->os_pid ? t->os_pid : r->hdr.process_id;
+	if (!t->proc || t->proc_pid != *pid) { /* the process index: a lookup per row */
+		t->proc = proc_index(r, *pid) + 1;
+		t->proc_pid = *pid;
+	}
+	*process_index = t->proc - 1;
+	return t->os_tid;
 }
 
 static int v6_string(nt_cursor *c, char *buf, size_t bufsize)
@@ -91,7 +117,7 @@ int ntr_v6_thread_block(nt_reader *r, nt_cursor *c, nt_error *err)
 			return ntr_err(r, err, off, "thread row exceeds the block");
 		nt_cursor rc;
 		nt_cur_init(&rc, p, rs, off + 2);
-		v6thread t = {0, 0, 0};
+		v6thread t = {0, 0, 0, 0, 0};
 		if (nt_cur_varu64(&rc, &t.index))
 			return ntr_err(r, err, off, "bad thread index");
 		t.os_tid = t.index;

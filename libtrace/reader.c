@@ -381,6 +381,7 @@ void nt_reader_free(nt_reader *r)
 	free(r->threads);
 	nt_idmap_free(&r->thread_map);
 	nt_idmap_free(&r->v6thread_map);
+	nt_idmap_free(&r->proc_map);
 	free(r->heap);
 	free(r->stacks);
 	nt_idmap_free(&r->stack_map);
@@ -408,6 +409,17 @@ int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread_id, ui
 	*capture_thread_id = r->threads[i].id;
 	*lost = r->threads[i].lost;
 	return 1;
+}
+
+uint64_t nt_reader_capture_samples(const nt_reader *r, size_t i)
+{
+	return i < r->nthreads ? r->threads[i].samples : 0;
+}
+
+uint64_t nt_reader_metadata_events(const nt_reader *r, size_t i)
+{
+	const nt_metadata *m = nt_meta_at(r->meta, i);
+	return m ? *nt_meta_events(m) : 0;
 }
 
 const char *nt_reader_warning(const nt_reader *r, uint64_t *offset)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* store-clickhouse.c - the ClickHouse export: the model of an SQLite store (sessions,
  * threads, stacks, samples, charges, events) streamed into ClickHouse tables made for many traces
- * (doc/clickhouse-schema.md), over ClickHouse's HTTP interface with one streamed
- * "INSERT ... FORMAT RowBinary" per table (ClickHouse's native binary rows: no text to
- * format or parse on either side).
+ * (doc/clickhouse-schema.md), over ClickHouse's HTTP interface with one streamed INSERT
+ * per table: samples and charges, the big tables, as "FORMAT Native" blocks of columns,
+ * the others as "FORMAT RowBinary" rows (both binary: no text to format or parse on
+ * either side).
  *
  * Each session of the store is one trace, known by the id its caller derives from the
  * trace's content. A trace is complete when its row in `traces` exists; that row is
@@ -14,8 +15,9 @@
  *
  * The server is a peer like any other input: its replies are read with a size cap and
  * parsed with bounds checks; a malformed reply is an error with its offset.
- * Not here: building the store (store-sqlite.c), the content ids (the caller). */
-#include "internal.h"
+ * Not here: building the store (store-sqlite.c), the content ids (the caller), the text
+ * buffer and the HTTP client (store-clickhouse-http.c). */
+#include "store-clickhouse.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -32,9 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CH_REPLY_MAX (4u << 20)      /* a reply larger than this is not ClickHouse's */
 #define CH_CHUNK (1u << 20)          /* bytes of a request body sent as one chunk */
-#define CH_TIMEOUT_MS 60000          /* no byte from the server for this long: give up */
 
 /* The tables, created when missing (@DB@: the database; @CAT@ and @STYPE@: the Enum8 types of
  * category and sample_type, see enum_type). trace_id first in every key: a trace's rows are
@@ -70,58 +70,6 @@ static const char *const CH_DATA_TABLES[] = {"sessions", "threads", "stacks", "s
 					     "charges", "events"};
 #define CH_NDATA (sizeof CH_DATA_TABLES / sizeof CH_DATA_TABLES[0])
 
-/* ------------------------------------------------------------------ text buffer */
-
-typedef struct chbuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} chbuf;
-
-static void cb_put(chbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap && nt_grow((void **)&b->p, &b->cap, b->n + n + 1, 1)) {
-		b->oom = 1;
-		return;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-static void cb_str(chbuf *b, const char *s)
-{
-	cb_put(b, s, strlen(s));
-}
-
-static void cb_fmt(chbuf *b, const char *fmt, ...) NT_PRINTF(2, 3);
-static void cb_fmt(chbuf *b, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof tmp) {
-		cb_put(b, tmp, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		b->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	cb_put(b, big, (size_t)n);
-	free(big);
-}
-
 /* RowBinary values: little-endian integers and floats, strings as a LEB128 length and
  * the bytes, Nullable as a 0/1 byte before the value, arrays as a LEB128 count. */
 static void rb_uleb(chbuf *b, uint64_t v)
@@ -135,7 +83,7 @@ static void rb_uleb(chbuf *b, uint64_t v)
 			t[n] |= 0x80;
 		n++;
 	} while (v);
-	cb_put(b, (const char *)t, n);
+	ntch_put(b, (const char *)t, n);
 }
 
 static void rb_le(chbuf *b, uint64_t v, size_t n)
@@ -143,13 +91,13 @@ static void rb_le(chbuf *b, uint64_t v, size_t n)
 	unsigned char t[8];
 	for (size_t i = 0; i < n; i++)
 		t[i] = (unsigned char)(v >> (8 * i));
-	cb_put(b, (const char *)t, n);
+	ntch_put(b, (const char *)t, n);
 }
 
 static void rb_str(chbuf *b, const char *s, size_t n)
 {
 	rb_uleb(b, n);
-	cb_put(b, s, n);
+	ntch_put(b, s, n);
 }
 
 static void rb_f64(chbuf *b, double d)
@@ -157,307 +105,6 @@ static void rb_f64(chbuf *b, double d)
 	uint64_t u;
 	memcpy(&u, &d, sizeof u);
 	rb_le(b, u, 8);
-}
-
-/* ------------------------------------------------------------------ HTTP */
-
-typedef struct chconn {
-	char host[256];
-	char port[16];
-	char db[128];
-	char user[128];
-	char password[128];
-} chconn;
-
-static int ident_ok(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '_'))
-			return 0;
-	return 1;
-}
-
-static int copy_part(char *dst, size_t cap, const char *s, size_t n)
-{
-	if (n >= cap)
-		return -1;
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-	return 0;
-}
-
-/* clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB] (also http://); port 8123, database
- * "default" when not given. */
-static int parse_url(chconn *c, const char *url, nt_error *err)
-{
-	memset(c, 0, sizeof *c);
-	const char *p = url;
-	if (!strncmp(p, "clickhouse://", 13))
-		p += 13;
-	else if (!strncmp(p, "http://", 7))
-		p += 7;
-	else
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "'%s' is not a ClickHouse URL (clickhouse://HOST[:PORT][/DB])", url);
-	const char *slash = strchr(p, '/');
-	const char *end = slash ? slash : p + strlen(p);
-	const char *at = memchr(p, '@', (size_t)(end - p));
-	if (at) {
-		const char *colon = memchr(p, ':', (size_t)(at - p));
-		const char *ue = colon ? colon : at;
-		if (copy_part(c->user, sizeof c->user, p, (size_t)(ue - p)) ||
-		    (colon && copy_part(c->password, sizeof c->password, colon + 1,
-					(size_t)(at - colon - 1))))
-			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "user name too long in '%s'",
-				       url);
-		p = at + 1;
-	}
-	const char *colon = memchr(p, ':', (size_t)(end - p));
-	const char *he = colon ? colon : end;
-	if (he == p || copy_part(c->host, sizeof c->host, p, (size_t)(he - p)))
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "no host in '%s'", url);
-	if (colon) {
-		if (copy_part(c->port, sizeof c->port, colon + 1, (size_t)(end - colon - 1)) ||
-		    !c->port[0] || strspn(c->port, "0123456789") != strlen(c->port))
-			return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "bad port in '%s'", url);
-	} else {
-		strcpy(c->port, "8123");
-	}
-	const char *db = slash && slash[1] ? slash + 1 : "default";
-	if (copy_part(c->db, sizeof c->db, db, strlen(db)) || !ident_ok(c->db))
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "bad database name in '%s' (letters, digits and _)", url);
-	return 0;
-}
-
-static void url_encode(chbuf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-			cb_put(b, (const char *)p, 1);
-		} else {
-			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-			cb_put(b, e, 3);
-		}
-	}
-}
-
-typedef struct chreq {
-	const chconn *c;
-	int fd;
-	nt_error *err;
-} chreq;
-
-static int send_all(chreq *r, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return nt_fail_errno(r->err, errno, "ClickHouse %s:%s: send failed",
-					     r->c->host, r->c->port);
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Opens the connection and sends the request head: POST with the query in the URL (when
- * query is not NULL) and a chunked body. */
-static int req_start(chreq *r, const chconn *c, const char *query, nt_error *err)
-{
-	r->c = c;
-	r->err = err;
-	r->fd = -1;
-	struct addrinfo hints, *ai = NULL;
-	memset(&hints, 0, sizeof hints);
-	hints.ai_socktype = SOCK_STREAM;
-	int g = getaddrinfo(c->host, c->port, &hints, &ai);
-	if (g)
-		return nt_fail(err, NT_EIO, NT_NO_OFFSET, "ClickHouse host %s: %s", c->host,
-			       gai_strerror(g));
-	int e = ECONNREFUSED;
-	for (struct addrinfo *a = ai; a; a = a->ai_next) {
-		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0) {
-			e = errno;
-			continue;
-		}
-		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-			r->fd = fd;
-			break;
-		}
-		e = errno;
-		close(fd);
-	}
-	freeaddrinfo(ai);
-	if (r->fd < 0)
-		return nt_fail_errno(err, e, "cannot connect to ClickHouse at %s:%s", c->host,
-				     c->port);
-	int one = 1;
-	setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	chbuf h = {0};
-	/* no database= parameter: every statement names its tables with the database, and
-	 * the database may not exist yet */
-	cb_str(&h, "POST /?send_progress_in_http_headers=0");
-	if (c->user[0]) {
-		cb_str(&h, "&user=");
-		url_encode(&h, c->user);
-		cb_str(&h, "&password=");
-		url_encode(&h, c->password);
-	}
-	if (query) {
-		cb_str(&h, "&query=");
-		url_encode(&h, query);
-	}
-	cb_fmt(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" PACKAGE_VERSION
-		   "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-	       c->host, c->port);
-	int rc = h.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
-		       : send_all(r, h.p, h.n);
-	free(h.p);
-	return rc;
-}
-
-static int req_chunk(chreq *r, const char *p, size_t n)
-{
-	if (!n)
-		return 0;
-	char head[32];
-	int k = snprintf(head, sizeof head, "%zx\r\n", n);
-	if (send_all(r, head, (size_t)k) || send_all(r, p, n) || send_all(r, "\r\n", 2))
-		return -1;
-	return 0;
-}
-
-/* Reads the whole reply (the server closes the connection) and checks its status.
- * On success, *body (malloc'd, NUL-terminated, may be NULL) is the decoded body. */
-static int req_finish(chreq *r, char **body)
-{
-	if (body)
-		*body = NULL;
-	int rc = send_all(r, "0\r\n\r\n", 5);
-	chbuf in = {0};
-	while (!rc) {
-		struct pollfd pfd = {r->fd, POLLIN, 0};
-		int pr = poll(&pfd, 1, CH_TIMEOUT_MS);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr == 0) {
-			rc = nt_fail(r->err, NT_EIO, NT_NO_OFFSET,
-				     "ClickHouse %s:%s sent no reply in %d s", r->c->host,
-				     r->c->port, CH_TIMEOUT_MS / 1000);
-			break;
-		}
-		char tmp[16384];
-		ssize_t k = recv(r->fd, tmp, sizeof tmp, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rc = nt_fail_errno(r->err, errno, "ClickHouse %s:%s: receive failed",
-					   r->c->host, r->c->port);
-			break;
-		}
-		if (k == 0)
-			break;
-		if (in.n + (size_t)k > CH_REPLY_MAX) {
-			rc = nt_fail(r->err, NT_ELIMIT, in.n,
-				     "ClickHouse reply larger than %u bytes", CH_REPLY_MAX);
-			break;
-		}
-		cb_put(&in, tmp, (size_t)k);
-		if (in.oom)
-			rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	}
-	close(r->fd);
-	r->fd = -1;
-	if (rc) {
-		free(in.p);
-		return rc;
-	}
-	/* status line, headers, body */
-	const char *p = in.p ? in.p : "";
-	const char *hend = strstr(p, "\r\n\r\n");
-	int status = 0;
-	if (in.n == 0)
-		rc = nt_fail(r->err, NT_EIO, 0, "ClickHouse %s:%s closed the connection without a "
-				 "reply", r->c->host, r->c->port);
-	else if (!hend || sscanf(p, "HTTP/1.%*[01] %d", &status) != 1 || status < 100 ||
-		 status > 599)
-		rc = nt_fail(r->err, NT_EFORMAT, 0, "ClickHouse %s:%s: not an HTTP reply",
-			     r->c->host, r->c->port);
-	if (rc) {
-		free(in.p);
-		return rc;
-	}
-	size_t hlen = (size_t)(hend - p);
-	const char *b = hend + 4;
-	size_t blen = in.n - hlen - 4;
-	chbuf dec = {0};
-	int chunked = 0;
-	for (const char *h = strstr(p, "\r\n"); h && h < hend; h = strstr(h + 2, "\r\n"))
-		if (!strncasecmp(h + 2, "transfer-encoding:", 18) &&
-		    strstr(h + 20, "chunked") && strstr(h + 20, "chunked") < hend)
-			chunked = 1;
-	if (chunked) {
-		size_t i = 0;
-		for (;;) {
-			char *e;
-			if (i >= blen)
-				break;
-			unsigned long long n = strtoull(b + i, &e, 16);
-			const char *crlf = strstr(b + i, "\r\n");
-			if (e == b + i || !crlf || n > blen - (size_t)(crlf + 2 - b)) {
-				rc = nt_fail(r->err, NT_EFORMAT, hlen + 4 + i,
-					     "ClickHouse reply: bad chunk header");
-				break;
-			}
-			i = (size_t)(crlf + 2 - b);
-			if (n == 0)
-				break;
-			cb_put(&dec, b + i, (size_t)n);
-			i += (size_t)n + 2;
-		}
-	} else {
-		cb_put(&dec, b, blen);
-	}
-	free(in.p);
-	if (!rc && dec.oom)
-		rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	if (!rc && status != 200) {
-		/* ClickHouse's own message: "Code: 62, e.displayText() = DB::Exception: ..." */
-		size_t n = dec.n;
-		while (n && (dec.p[n - 1] == '\n' || dec.p[n - 1] == '\r'))
-			n--;
-		rc = nt_fail(r->err, NT_ESQL, NT_NO_OFFSET, "ClickHouse error (HTTP %d): %.*s",
-			     status, (int)(n > 200 ? 200 : n), dec.p ? dec.p : "");
-	}
-	if (!rc && body)
-		*body = dec.p;
-	else
-		free(dec.p);
-	return rc;
-}
-
-/* Runs one statement; its result text (TabSeparated) in *out when out is not NULL. */
-static int ch_exec(const chconn *c, const char *sql, char **out, nt_error *err)
-{
-	chreq r;
-	int rc = req_start(&r, c, NULL, err);
-	if (!rc)
-		rc = req_chunk(&r, sql, strlen(sql));
-	if (!rc)
-		return req_finish(&r, out);
-	if (r.fd >= 0)
-		close(r.fd);
-	return rc;
 }
 
 /* ------------------------------------------------------------------ the export */
@@ -523,7 +170,7 @@ static int flush_rows(chexp *x, int last)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (x->buf.n >= CH_CHUNK || (last && x->buf.n)) {
 		x->bytes += x->buf.n;
-		if (req_chunk(&x->req, x->buf.p, x->buf.n))
+		if (ntch_req_chunk(&x->req, x->buf.p, x->buf.n))
 			return -1;
 		x->buf.n = 0;
 	}
@@ -543,9 +190,9 @@ static void put_value(chbuf *b, char type, const nt_sql_value *v)
 	case 'f': rb_f64(b, v->type == NT_SQL_REAL ? v->d : (double)i); break;
 	case 'n':
 		if (v->type == NT_SQL_NULL) {
-			cb_put(b, "\1", 1);
+			ntch_put(b, "\1", 1);
 		} else {
-			cb_put(b, "\0", 1);
+			ntch_put(b, "\0", 1);
 			rb_le(b, (uint64_t)i, 8);
 		}
 		break;
@@ -721,10 +368,10 @@ static const char *const CH_STYPES[] = {"error", "external", "managed"}; /* enum
 static void enum_type(chbuf *b, int kind)
 {
 	int n = kind ? (int)(sizeof CH_STYPES / sizeof CH_STYPES[0]) : NT_CAT_COUNT;
-	cb_str(b, "Enum8(");
+	ntch_str(b, "Enum8(");
 	for (int i = 0; i < n; i++)
-		cb_fmt(b, "%s'%s' = %d", i ? ", " : "", kind ? CH_STYPES[i] : nt_category_name(i), i);
-	cb_str(b, ")");
+		ntch_fmt(b, "%s'%s' = %d", i ? ", " : "", kind ? CH_STYPES[i] : nt_category_name(i), i);
+	ntch_str(b, ")");
 }
 
 /* One INSERT of samples or charges in progress: the block being filled, a column each. */
@@ -792,7 +439,7 @@ static int nat_flush(chnat *w)
 			if (is_enum)
 				enum_type(&et, i == 5);
 			else
-				cb_str(&et, "String");
+				ntch_str(&et, "String");
 			type = et.p ? et.p : "";
 		}
 		rb_str(&h, CH_SAMPLE_COLS[i], strlen(CH_SAMPLE_COLS[i]));
@@ -800,8 +447,8 @@ static int nat_flush(chnat *w)
 		if (h.oom || et.oom)
 			rc = nt_fail(w->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 		free(et.p);
-		if (!rc && (req_chunk(&w->req, h.p, h.n) ||
-			    req_chunk(&w->req, w->col[i].p, w->col[i].n)))
+		if (!rc && (ntch_req_chunk(&w->req, h.p, h.n) ||
+			    ntch_req_chunk(&w->req, w->col[i].p, w->col[i].n)))
 			rc = -1;
 		w->bytes += h.n + w->col[i].n;
 		w->col[i].n = 0;
@@ -856,7 +503,7 @@ static int nat_start(chexp *x, chnat *w, int charges, nt_error *err)
 	char q[256];
 	snprintf(q, sizeof q, "INSERT INTO %s.%s FORMAT Native", x->c->db,
 		 charges ? "charges" : "samples");
-	return req_start(&w->req, x->c, q, err);
+	return ntch_req_start(&w->req, x->c, q, err);
 }
 
 /* Sends the last block and reads the server's answer; adds the counts to x. */
@@ -864,7 +511,7 @@ static int nat_finish(chexp *x, chnat *w)
 {
 	int rc = nat_flush(w);
 	if (!rc)
-		rc = req_finish(&w->req, NULL);
+		rc = ntch_req_finish(&w->req, NULL);
 	x->rows += w->total;
 	x->bytes += w->bytes;
 	return rc;
@@ -877,26 +524,26 @@ static int column_modes(chexp *x)
 	if (x->modes_known)
 		return 0;
 	chbuf q = {0}, e = {0};
-	cb_fmt(&q, "SELECT table, name, type = 'String', type = '");
+	ntch_fmt(&q, "SELECT table, name, type = 'String', type = '");
 	enum_type(&e, 0);
 	for (size_t i = 0; e.p && i < e.n; i++) {
 		if (e.p[i] == '\'' || e.p[i] == '\\')
-			cb_put(&q, "\\", 1);
-		cb_put(&q, e.p + i, 1);
+			ntch_put(&q, "\\", 1);
+		ntch_put(&q, e.p + i, 1);
 	}
 	e.n = 0;
-	cb_str(&q, "', type = '");
+	ntch_str(&q, "', type = '");
 	enum_type(&e, 1);
 	for (size_t i = 0; e.p && i < e.n; i++) {
 		if (e.p[i] == '\'' || e.p[i] == '\\')
-			cb_put(&q, "\\", 1);
-		cb_put(&q, e.p + i, 1);
+			ntch_put(&q, "\\", 1);
+		ntch_put(&q, e.p + i, 1);
 	}
-	cb_fmt(&q, "' FROM system.columns WHERE database = '%s' AND table IN ('samples', "
+	ntch_fmt(&q, "' FROM system.columns WHERE database = '%s' AND table IN ('samples', "
 		   "'charges') AND name IN ('category', 'sample_type')", x->c->db);
 	char *out = NULL;
 	int rc = q.oom || e.oom ? nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
-				: ch_exec(x->c, q.p, &out, x->err);
+				: ntch_exec(x->c, q.p, &out, x->err);
 	free(q.p);
 	free(e.p);
 	if (rc)
@@ -956,7 +603,7 @@ static int pool_intern(chexp *x, const char *p, size_t n, uint32_t *off)
 	if (nt_grow((void **)&x->poolv, &x->poolcap, (size_t)id + 1, sizeof *x->poolv))
 		return -1;
 	*off = x->poolv[id] = (uint32_t)x->pool.n;
-	cb_put(&x->pool, p, n);
+	ntch_put(&x->pool, p, n);
 	return x->pool.oom ? -1 : 0;
 }
 
@@ -1059,7 +706,7 @@ static int send_slice(chslice *s)
 	}
 	if (nat_flush(&s->w))
 		return -1;
-	return req_finish(&s->w.req, NULL);
+	return ntch_req_finish(&s->w.req, NULL);
 }
 
 static void *slice_main(void *arg)
@@ -1185,7 +832,7 @@ static int insert_table(chexp *x, int t)
 		 CH_DATA_TABLES[t]);
 	x->buf.n = 0;
 	x->table = t;
-	if (req_start(&x->req, x->c, q, x->err))
+	if (ntch_req_start(&x->req, x->c, q, x->err))
 		goto fail;
 	int rc = CH_SELECT[t] ? nt_store_query(x->st, CH_SELECT[t], on_row, x, x->err)
 				: write_stacks(x);
@@ -1193,7 +840,7 @@ static int insert_table(chexp *x, int t)
 		nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (rc || flush_rows(x, 1))
 		goto fail;
-	return req_finish(&x->req, NULL);
+	return ntch_req_finish(&x->req, NULL);
 fail:
 	if (x->req.fd >= 0)
 		close(x->req.fd);
@@ -1218,18 +865,18 @@ static int id_in(const char *list, const char *id)
 static void put_id_list(chbuf *b, chexp *x, int only_wanted)
 {
 	int first = 1;
-	cb_put(b, "(", 1);
+	ntch_put(b, "(", 1);
 	for (size_t i = 0; i < x->nids; i++) {
 		if (only_wanted && !x->want[i])
 			continue;
 		if (!first)
-			cb_put(b, ",", 1);
+			ntch_put(b, ",", 1);
 		first = 0;
-		cb_put(b, "'", 1);
-		cb_str(b, x->ids[i]); /* checked: hex digits only */
-		cb_put(b, "'", 1);
+		ntch_put(b, "'", 1);
+		ntch_str(b, x->ids[i]); /* checked: hex digits only */
+		ntch_put(b, "'", 1);
 	}
-	cb_put(b, ")", 1);
+	ntch_put(b, ")", 1);
 }
 
 /* A row of `traces`: trace_id, file, imported, sessions, samples, events, generator,
@@ -1268,12 +915,12 @@ static int on_trace_row(void *ctx, const nt_sql_row *row)
 static int wait_mutations(const chconn *c, nt_error *err)
 {
 	chbuf q = {0};
-	cb_fmt(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND is_done = 0",
+	ntch_fmt(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND is_done = 0",
 	       c->db);
 	int rc = q.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory") : 0;
 	for (int i = 0; !rc; i++) {
 		char *n = NULL;
-		if ((rc = ch_exec(c, q.p, &n, err)))
+		if ((rc = ntch_exec(c, q.p, &n, err)))
 			break;
 		int pending = n && strtoull(n, NULL, 10) > 0;
 		free(n);
@@ -1328,7 +975,7 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 					 "lower-case hex digits", i + 1);
 	}
 	chconn c;
-	if (parse_url(&c, opts->url, err))
+	if (ntch_parse_url(&c, opts->url, err))
 		return err->code;
 	nt_ch_stats local;
 	memset(&local, 0, sizeof local);
@@ -1357,20 +1004,20 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		goto out;
 
 	/* the database and the tables */
-	cb_fmt(&q, "CREATE DATABASE IF NOT EXISTS %s", c.db);
-	if ((rc = ch_exec(&c, q.p, NULL, err)))
+	ntch_fmt(&q, "CREATE DATABASE IF NOT EXISTS %s", c.db);
+	if ((rc = ntch_exec(&c, q.p, NULL, err)))
 		goto out;
 	for (size_t i = 0; i < sizeof CH_SCHEMA / sizeof CH_SCHEMA[0]; i++) {
 		q.n = 0;
 		for (const char *p = CH_SCHEMA[i]; *p;) {
 			const char *at = strchr(p, '@');
 			if (!at) {
-				cb_str(&q, p);
+				ntch_str(&q, p);
 				break;
 			}
-			cb_put(&q, p, (size_t)(at - p));
+			ntch_put(&q, p, (size_t)(at - p));
 			if (!strncmp(at, "@DB@", 4))
-				cb_str(&q, c.db);
+				ntch_str(&q, c.db);
 			else if (!strncmp(at, "@CAT@", 5))
 				enum_type(&q, 0);
 			else if (!strncmp(at, "@STYPE@", 7))
@@ -1379,7 +1026,7 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		}
 		if (q.oom)
 			goto out_oom;
-		if ((rc = ch_exec(&c, q.p, NULL, err)))
+		if ((rc = ntch_exec(&c, q.p, NULL, err)))
 			goto out;
 	}
 	/* tables an earlier version made take their own column types: known before any row */
@@ -1388,11 +1035,11 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 
 	/* complete traces are skipped; the others lose any rows of an earlier attempt */
 	q.n = 0;
-	cb_fmt(&q, "SELECT DISTINCT trace_id FROM %s.traces WHERE trace_id IN ", c.db);
+	ntch_fmt(&q, "SELECT DISTINCT trace_id FROM %s.traces WHERE trace_id IN ", c.db);
 	for (size_t i = 0; i < x.nids; i++)
 		x.want[i] = 1;
 	put_id_list(&q, &x, 0);
-	if (q.oom || (rc = ch_exec(&c, q.p, &done, err)))
+	if (q.oom || (rc = ntch_exec(&c, q.p, &done, err)))
 		goto out_oom;
 	size_t nwant = 0;
 	for (size_t i = 0; i < x.nids; i++) {
@@ -1410,17 +1057,17 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		const char *table = t < CH_NDATA ? CH_DATA_TABLES[t] : "traces";
 		/* only where rows exist: a mutation per import would pile up for nothing */
 		q.n = 0;
-		cb_fmt(&q, "SELECT count() FROM %s.%s WHERE trace_id IN ", c.db, table);
+		ntch_fmt(&q, "SELECT count() FROM %s.%s WHERE trace_id IN ", c.db, table);
 		put_id_list(&q, &x, 1);
 		free(stray);
 		stray = NULL;
-		if (q.oom || (rc = ch_exec(&c, q.p, &stray, err)))
+		if (q.oom || (rc = ntch_exec(&c, q.p, &stray, err)))
 			goto out_oom;
 		if (stray && strtoull(stray, NULL, 10) > 0) {
 			q.n = 0;
-			cb_fmt(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db, table);
+			ntch_fmt(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db, table);
 			put_id_list(&q, &x, 1);
-			if (q.oom || (rc = ch_exec(&c, q.p, NULL, err)))
+			if (q.oom || (rc = ntch_exec(&c, q.p, NULL, err)))
 				goto out_oom;
 			local.cleared++;
 		}
@@ -1457,11 +1104,11 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		char ins[256];
 		snprintf(ins, sizeof ins, "INSERT INTO %s.traces FORMAT RowBinary", c.db);
 		chreq r;
-		rc = req_start(&r, &c, ins, err);
+		rc = ntch_req_start(&r, &c, ins, err);
 		if (!rc)
-			rc = req_chunk(&r, x.buf.p, x.buf.n);
+			rc = ntch_req_chunk(&r, x.buf.p, x.buf.n);
 		if (!rc)
-			rc = req_finish(&r, NULL);
+			rc = ntch_req_finish(&r, NULL);
 		else if (r.fd >= 0)
 			close(r.fd);
 		if (rc)

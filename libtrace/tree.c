@@ -92,43 +92,33 @@ static int64_t intern_frame(nt_tree *t, const char *f)
 
 /* ------------------------------------------------------------------ nodes */
 
-static int rehash_nodes(nt_tree *t)
+/* Node i's hash in the node table (hash.c's slots); the root (0) is no one's child. */
+static int node_hash_of(const void *ctx, size_t i, uint64_t *h)
 {
-	size_t ncap = t->node_htcap ? t->node_htcap * 2 : 1024;
-	uint32_t *ht = calloc(ncap, sizeof(uint32_t));
-	if (!ht)
-		return -1;
-	for (size_t i = 1; i < t->nnodes; i++) {
-		size_t k = (size_t)hash_edge(t->nodes[i].parent, t->nodes[i].name) & (ncap - 1);
-		while (ht[k])
-			k = (k + 1) & (ncap - 1);
-		ht[k] = (uint32_t)i;
-	}
-	free(t->node_ht);
-	t->node_ht = ht;
-	t->node_htcap = ncap;
-	return 0;
+	const nt_tree *t = ctx;
+	*h = hash_edge(t->nodes[i].parent, t->nodes[i].name);
+	return i > 0;
 }
 
 /* Child of parent named name (created when absent): its index, or -1 when out of memory,
- * -2 past the node limit. Node indexes start at 1 for children (0 is the root), so the
- * hash table stores them as they are. */
+ * -2 past the node limit. */
 static int64_t child_of(nt_tree *t, uint32_t parent, uint32_t name, int kind)
 {
 	uint64_t h = hash_edge(parent, name);
 	if (t->node_htcap) {
 		size_t k = (size_t)h & (t->node_htcap - 1);
 		while (t->node_ht[k]) {
-			const tnode *n = &t->nodes[t->node_ht[k]];
+			const tnode *n = &t->nodes[t->node_ht[k] - 1];
 			if (n->parent == parent && n->name == name)
-				return t->node_ht[k];
+				return t->node_ht[k] - 1;
 			k = (k + 1) & (t->node_htcap - 1);
 		}
 	}
 	/* Indexes must fit uint32 with NO_NODE left free. */
 	if (t->nnodes >= UINT32_MAX - 1)
 		return -2;
-	if ((t->nnodes + 1) * 2 > t->node_htcap && rehash_nodes(t))
+	if ((t->nnodes + 1) * 2 > t->node_htcap &&
+	    nt_slots_regrow(&t->node_ht, &t->node_htcap, 1024, t->nnodes, node_hash_of, t))
 		return -1;
 	if (nt_grow((void **)&t->nodes, &t->nodecap, t->nnodes + 1, sizeof(tnode)) ||
 	    when_row(t, &t->nwhen, &t->nwhencap, t->nnodes))
@@ -143,7 +133,7 @@ static int64_t child_of(nt_tree *t, uint32_t parent, uint32_t name, int kind)
 	size_t k = (size_t)h & (t->node_htcap - 1);
 	while (t->node_ht[k])
 		k = (k + 1) & (t->node_htcap - 1);
-	t->node_ht[k] = (uint32_t)t->nnodes;
+	t->node_ht[k] = (uint32_t)t->nnodes + 1;
 	return (int64_t)t->nnodes++;
 }
 
@@ -723,9 +713,9 @@ const nt_tree_node *nt_tree_find(const nt_tree *t, const char *const *path, size
 		size_t k = (size_t)hash_edge(cur, (uint32_t)nm) & (t->node_htcap - 1);
 		uint32_t found = 0;
 		while (t->node_ht[k]) {
-			const tnode *c = &t->nodes[t->node_ht[k]];
+			const tnode *c = &t->nodes[t->node_ht[k] - 1];
 			if (c->parent == cur && c->name == (uint32_t)nm) {
-				found = t->node_ht[k];
+				found = t->node_ht[k] - 1;
 				break;
 			}
 			k = (k + 1) & (t->node_htcap - 1);

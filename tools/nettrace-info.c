@@ -43,97 +43,6 @@ typedef struct info_cfg {
 	int no_symbols;     /* --no-symbols */
 } info_cfg;
 
-/* ------------------------------------------------------------------ small hash tables */
-
-/* Open-addressing map from a uint64 key to a uint64 count. Used for "events per metadata
- * record" (key: the nt_metadata pointer, stable for the reader's life) and as a set of
- * thread ids (value unused). The load factor stays <= 1/2. */
-typedef struct u64map {
-	uint64_t *keys;
-	uint64_t *vals;
-	uint8_t *used;
-	size_t cap;         /* power of two, 0 when empty */
-	size_t n;           /* keys present */
-} u64map;
-
-static size_t u64_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
-static void u64map_free(u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof *m);
-}
-
-static int u64map_grow(u64map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	if (ncap < m->cap)
-		return -1;
-	u64map nm = {calloc(ncap, sizeof(uint64_t)), calloc(ncap, sizeof(uint64_t)),
-		     calloc(ncap, 1), ncap, m->n};
-	if (!nm.keys || !nm.vals || !nm.used) {
-		u64map_free(&nm);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->used[i])
-			continue;
-		size_t j = u64_hash(m->keys[i]) & (ncap - 1);
-		while (nm.used[j])
-			j = (j + 1) & (ncap - 1);
-		nm.used[j] = 1;
-		nm.keys[j] = m->keys[i];
-		nm.vals[j] = m->vals[i];
-	}
-	u64map_free(m);
-	*m = nm;
-	return 0;
-}
-
-/* Returns the value slot of key (created as 0 if absent), or NULL when out of memory. */
-static uint64_t *u64map_slot(u64map *m, uint64_t key)
-{
-	if (m->cap) {
-		size_t j = u64_hash(key) & (m->cap - 1);
-		while (m->used[j]) {
-			if (m->keys[j] == key)
-				return &m->vals[j];
-			j = (j + 1) & (m->cap - 1);
-		}
-	}
-	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
-		return NULL;
-	size_t j = u64_hash(key) & (m->cap - 1);
-	while (m->used[j])
-		j = (j + 1) & (m->cap - 1);
-	m->used[j] = 1;
-	m->keys[j] = key;
-	m->vals[j] = 0;
-	m->n++;
-	return &m->vals[j];
-}
-
-static uint64_t u64map_get(const u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return 0;
-	size_t j = u64_hash(key) & (m->cap - 1);
-	while (m->used[j]) {
-		if (m->keys[j] == key)
-			return m->vals[j];
-		j = (j + 1) & (m->cap - 1);
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------------ summary data */
 
 /* One row of the per-provider table: events of one (provider, event id, version). */
@@ -154,6 +63,7 @@ typedef struct procrow {
 	uint64_t cpu;       /* Universal.Events cpu: sum of Value (samples) */
 	uint64_t cswitch;   /* Universal.Events cswitch events */
 	uint64_t offcpu;    /* their Value: ticks off CPU */
+	int seen;           /* the row is a process's (rows are by nt_event.process_index) */
 } procrow;
 
 /* A lost-event count of one capture thread. */
@@ -167,21 +77,9 @@ typedef struct summary {
 	nt_reader *r;             /* owns the strings below; freed by summary_free() */
 	nt_trace_header hdr;
 	nt_reader_stats st;
-	u64map per_meta;          /* nt_metadata pointer -> events */
-	u64map sample_tids;       /* ThreadId of samples */
-	u64map sample_ctids;      /* CaptureThreadId of samples */
-	/* per-event shortcuts (the maps cost more than decoding an event): the count of a
-	 * run of events with the same metadata record, added to per_meta when the record
-	 * changes (and by summary_flush()); a direct-mapped cache of the thread ids put in
-	 * the sets; whether the last record is the sample event's */
-	const nt_metadata *run_meta;
-	uint64_t run_n;
-	uint64_t seen_tid[64], seen_ctid[64]; /* thread ids already in the sets, by hash */
-	uint8_t seen_ok[64];                  /* bit 0: seen_tid[i] valid, bit 1: seen_ctid */
-	const nt_metadata *sample_meta_of; /* the record is_sample_meta is for */
-	int is_sample_meta;
-	int sample_native;     /* its record is a native sampler's ThreadSample (v1, State) */
 	uint64_t samples, by_type[4]; /* Error, External, Managed, other */
+	size_t sample_threads;    /* sampled threads (the rate estimator's count) */
+	size_t sampler_threads;   /* capture threads that wrote samples */
 	evrow *rows;              /* sorted, count > 0 */
 	size_t nrows;
 	lostrow *lost;            /* capture threads with lost > 0, by thread id */
@@ -204,17 +102,12 @@ typedef struct summary {
 	char sp_schedule[16], sp_mode[16], sp_backend[16];
 	/* Universal traces: processes by pid (index + 1 in procs), sorted by pid at the end */
 	int universal;
-	u64map proc_ix;
 	procrow *procs;
 	size_t nprocs, proccap;
 } summary;
 
 static void summary_free(summary *s)
 {
-	u64map_free(&s->per_meta);
-	u64map_free(&s->sample_tids);
-	u64map_free(&s->sample_ctids);
-	u64map_free(&s->proc_ix);
 	free(s->procs);
 	free(s->rows);
 	free(s->lost);
@@ -264,11 +157,16 @@ static int summary_finish(summary *s, const nt_reader *r)
 			continue;
 		s->rows[n++] = (evrow){m->provider ? m->provider : "", m->event_id, m->version,
 				       m->name ? m->name : "", i,
-				       u64map_get(&s->per_meta, (uint64_t)(uintptr_t)m)};
+				       nt_reader_metadata_events(r, i)};
 	}
 	qsort(s->rows, n, sizeof *s->rows, evrow_cmp);
-	if (s->nprocs) /* proc_ix is not used after this */
-		qsort(s->procs, s->nprocs, sizeof *s->procs, procrow_cmp);
+	size_t np = 0; /* the rows of processes, by pid: rows are not looked up after this */
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].seen)
+			s->procs[np++] = s->procs[i];
+	s->nprocs = np;
+	if (np)
+		qsort(s->procs, np, sizeof *s->procs, procrow_cmp);
 	/* Several records may share (provider, id, version): add their counts to the first. */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -296,11 +194,14 @@ static int summary_finish(summary *s, const nt_reader *r)
 	for (size_t i = 0; i < nth && nt_reader_lost(r, i, &tid, &lost) == 1; i++) {
 		if (lost)
 			s->lost[s->nlost++] = (lostrow){tid, lost};
-		if (u64map_get(&s->sample_ctids, tid))
+		if (nt_reader_capture_samples(r, i)) {
+			s->sampler_threads++;
 			s->lost_samples += lost;
+		}
 	}
 	qsort(s->lost, s->nlost, sizeof *s->lost, lostrow_cmp);
 	s->warning = nt_reader_warning(r, &s->warning_offset);
+	s->sample_threads = (size_t)nt_rate_result(s->rate)->threads;
 	return 0;
 }
 
@@ -344,33 +245,38 @@ static void sampler_event(summary *s, const nt_event *ev)
 	}
 }
 
-/* A process row of a Universal trace, created when new; NULL when out of memory. */
-static procrow *proc_row(summary *s, uint64_t pid)
+/* The process row of ev in a Universal trace, created when new (rows are by the reader's
+ * process index: no map); NULL when out of memory. */
+static procrow *proc_row(summary *s, const nt_event *ev)
 {
-	uint64_t *ix = u64map_slot(&s->proc_ix, pid);
-	if (!ix)
-		return NULL;
-	if (!*ix) {
-		if (s->nprocs == s->proccap) {
+	size_t i = ev->process_index;
+	if (i >= s->nprocs) {
+		if (i >= s->proccap) {
 			size_t nc = s->proccap ? s->proccap * 2 : 16;
+			if (nc <= i)
+				nc = i + 1;
 			procrow *np = realloc(s->procs, nc * sizeof *np);
 			if (!np)
 				return NULL;
 			s->procs = np;
 			s->proccap = nc;
 		}
-		memset(&s->procs[s->nprocs], 0, sizeof(procrow));
-		s->procs[s->nprocs].pid = pid;
-		*ix = ++s->nprocs;
+		memset(&s->procs[s->nprocs], 0, (i + 1 - s->nprocs) * sizeof *s->procs);
+		s->nprocs = i + 1;
 	}
-	return &s->procs[*ix - 1];
+	procrow *p = &s->procs[i];
+	if (!p->seen) {
+		p->seen = 1;
+		p->pid = ev->process_id;
+	}
+	return p;
 }
 
 /* Universal.System / Universal.Events: per-process counts and names. */
 static int universal_event(summary *s, const nt_event *ev, int system)
 {
 	s->universal = 1;
-	procrow *p = proc_row(s, ev->process_id);
+	procrow *p = proc_row(s, ev);
 	if (!p)
 		return -1;
 	nt_value v;
@@ -395,64 +301,12 @@ static int universal_event(summary *s, const nt_event *ev, int system)
 	return 0;
 }
 
-/* Adds the pending run of per-metadata counts to per_meta. Returns 0 or -1 (out of
- * memory). */
-static int summary_flush(summary *s)
-{
-	if (s->run_n) {
-		uint64_t *c = u64map_slot(&s->per_meta, (uint64_t)(uintptr_t)s->run_meta);
-		if (!c)
-			return -1;
-		*c += s->run_n;
-		s->run_n = 0;
-	}
-	return 0;
-}
-
 static int summary_add(summary *s, const nt_event *ev)
 {
-	if (ev->meta != s->run_meta || !s->run_n) {
-		if (summary_flush(s))
-			return -1;
-		s->run_meta = ev->meta;
-	}
-	s->run_n++;
-	/* the answer depends on the record only, and records stay in place for the
-	 * reader's life */
-	if (ev->meta != s->sample_meta_of || !s->sample_meta_of) {
-		s->sample_meta_of = ev->meta;
-		s->is_sample_meta = ev->meta && nt_event_is_sample(ev, NULL);
-		/* a native sampler's ThreadSample (version >= 1 with State) says Managed for
-		 * a running thread for TraceEvent's sake: External here, as
-		 * nt_event_is_sample() gives it (doc/format/sampler-events.md) */
-		s->sample_native = s->is_sample_meta && ev->meta->version >= 1 &&
-				   ev->meta->nfields >= 3 && ev->meta->fields[2].name &&
-				   strcmp(ev->meta->fields[2].name, "State") == 0;
-	}
-	if (s->is_sample_meta) {
-		/* the sample type as nt_event_is_sample() gives it (its first uint32 of
-		 * payload, 0 without one), without comparing the provider name again */
-		const uint8_t *pl = ev->payload;
-		uint32_t type = ev->payload_len < 4 ? 0
-				: (uint32_t)pl[0] | (uint32_t)pl[1] << 8 | (uint32_t)pl[2] << 16 |
-					  (uint32_t)pl[3] << 24;
-		if (type == NT_SAMPLE_MANAGED && s->sample_native)
-			type = NT_SAMPLE_EXTERNAL;
+	uint32_t type;
+	if (nt_event_is_sample(ev, &type)) {
 		s->samples++;
 		s->by_type[type < 3 ? type : 3]++;
-		size_t a = u64_hash(ev->thread_id) & 63, b = u64_hash(ev->capture_thread_id) & 63;
-		if (!(s->seen_ok[a] & 1) || s->seen_tid[a] != ev->thread_id) {
-			if (!u64map_slot(&s->sample_tids, ev->thread_id))
-				return -1;
-			s->seen_tid[a] = ev->thread_id;
-			s->seen_ok[a] |= 1;
-		}
-		if (!(s->seen_ok[b] & 2) || s->seen_ctid[b] != ev->capture_thread_id) {
-			if (!u64map_slot(&s->sample_ctids, ev->capture_thread_id))
-				return -1;
-			s->seen_ctid[b] = ev->capture_thread_id;
-			s->seen_ok[b] |= 2;
-		}
 		/* file order is timestamp order within a capture thread, which is all the
 		 * estimator needs (it groups rounds per sampler thread) */
 		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
@@ -468,7 +322,7 @@ static int summary_add(summary *s, const nt_event *ev)
 		return -1;
 	}
 	if (s->universal) {
-		procrow *p = proc_row(s, ev->process_id);
+		procrow *p = proc_row(s, ev);
 		if (!p)
 			return -1;
 		p->events++;
@@ -683,7 +537,7 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 		", \"external\": %" PRIu64 ", \"managed\": %" PRIu64 ", \"other\": %" PRIu64
 		", \"threads\": %zu, \"capture_threads\": %zu},\n",
 		ind, s->samples, s->by_type[0], s->by_type[1], s->by_type[2], s->by_type[3],
-		s->sample_tids.n, s->sample_ctids.n);
+		s->sample_threads, s->sampler_threads);
 	fprintf(o, "%s  \"capture_threads\": %zu,\n", ind, s->capture_threads);
 	fprintf(o, "%s  \"lost_events\": {\"total\": %" PRIu64 ", \"by_capture_thread\": [", ind,
 		st->lost_events);
@@ -814,9 +668,9 @@ static void print_text(const summary *s)
 	       s->samples, s->by_type[0], s->by_type[1], s->by_type[2]);
 	if (s->by_type[3])
 		printf(", other %" PRIu64, s->by_type[3]);
-	printf(") on %zu thread%s, %zu sampler thread%s\n", s->sample_tids.n,
-	       s->sample_tids.n == 1 ? "" : "s", s->sample_ctids.n,
-	       s->sample_ctids.n == 1 ? "" : "s");
+	printf(") on %zu thread%s, %zu sampler thread%s\n", s->sample_threads,
+	       s->sample_threads == 1 ? "" : "s", s->sampler_threads,
+	       s->sampler_threads == 1 ? "" : "s");
 	printf("Capture threads:   %zu\n", s->capture_threads);
 	printf("Lost events:       %" PRIu64, st->lost_events);
 	for (size_t i = 0; i < s->nlost; i++)
@@ -1121,7 +975,7 @@ static int collect(tool *t, const char *file, summary *s)
 	if (rc < 0)
 		return tool_error(t, file, &err);
 	s->st = *nt_reader_stats_get(s->r);
-	if (summary_flush(s) || summary_finish(s, s->r) || pauses_finish(s)) {
+	if (summary_finish(s, s->r) || pauses_finish(s)) {
 		oom(t, file);
 		return EXIT_SYSTEM;
 	}

@@ -231,6 +231,11 @@ typedef struct nt_event {
 	uint64_t process_id;        /* OS process of thread_id: V6 from the thread table row
 				       (machine-wide traces hold many processes), else the
 				       trace header's process id */
+	/* Appended in 1.1 (the library fills nt_event and never reads this from one a caller
+	 * made): process_id's index among the process ids of the reader's events, 0, 1, ...
+	 * in order of first appearance (always 0 but in V6 traces), for per-process tables
+	 * without a map. */
+	uint32_t process_index;
 } nt_event;
 
 /* ---------------------------------------------------------------------------------------
@@ -316,6 +321,16 @@ NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
 NT_API size_t nt_reader_metadata_count(const nt_reader *r);
 NT_API const nt_metadata *nt_reader_metadata_at(const nt_reader *r, size_t i);
 
+/* Returns the number of events of metadata record i (as nt_reader_metadata_at() numbers
+ * them) that the reader has decoded so far: all of the file's once nt_reader_next()
+ * returned 0. 0 when i is out of range. */
+NT_API uint64_t nt_reader_metadata_events(const nt_reader *r, size_t i);
+
+/* Returns the number of SampleProfiler samples (nt_event_is_sample()) that capture thread i
+ * (as nt_reader_lost() numbers them) wrote, of the events decoded so far; 0 when i is out
+ * of range. A capture thread with samples is a sampler thread. */
+NT_API uint64_t nt_reader_capture_samples(const nt_reader *r, size_t i);
+
 /* ---------------------------------------------------------------------------------------
  * Payload decoding
  * ------------------------------------------------------------------------------------- */
@@ -371,7 +386,10 @@ enum nt_ntsampler_event {
 /* SampleProfiler sample types. */
 enum nt_sample_type { NT_SAMPLE_ERROR = 0, NT_SAMPLE_EXTERNAL = 1, NT_SAMPLE_MANAGED = 2 };
 
-/* 1 when ev is a SampleProfiler ThreadSample; *type gets its sample type (0 if no payload). */
+/* 1 when ev is a SampleProfiler ThreadSample; *type (when type is not NULL) gets its sample
+ * type (0 if no payload), External for a native sampler's running sample (which says
+ * Managed for TraceEvent: doc/format/sampler-events.md). For the reader's events the
+ * answer was worked out once per metadata record: a call per event costs a comparison. */
 NT_API int nt_event_is_sample(const nt_event *ev, uint32_t *type);
 
 /* ---------------------------------------------------------------------------------------

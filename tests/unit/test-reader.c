@@ -1913,6 +1913,33 @@ static void test_reader_regressions(void)
 		nt_sink s = nt_sink_membuf(&mb);
 		ok(nt_payload_write_json(&e, 8, &s) == 0 && json_valid((const char *)mb.data, mb.len),
 		   "regress: a NULL empty payload renders");
+		/* nt_event_is_sample() on records a caller made (not the reader's, whose kind
+		 * is worked out when parsed): the rule from the text, a native sampler's
+		 * running sample (version >= 1, State third) External */
+		nt_field sf[3] = {{"Type", NT_TYPE_U32, 0, 0, NULL, 0},
+				  {"Seq", NT_TYPE_U32, 0, 0, NULL, 0},
+				  {"State", NT_TYPE_U32, 0, 0, NULL, 0}};
+		uint8_t managed[4] = {2, 0, 0, 0};
+		uint32_t type = 99;
+		m.provider = NT_PROVIDER_SAMPLER;
+		m.event_id = 0;
+		m.fields = sf;
+		m.nfields = 3;
+		e.payload = managed;
+		e.payload_len = 4;
+		ok(nt_event_is_sample(&e, &type) == 1 && type == NT_SAMPLE_MANAGED,
+		   "a caller's ThreadSample record, version 0: Managed stays Managed");
+		m.version = 1;
+		ok(nt_event_is_sample(&e, &type) == 1 && type == NT_SAMPLE_EXTERNAL,
+		   "version 1 with State: a native sampler's running sample is External");
+		m.nfields = 2;
+		ok(nt_event_is_sample(&e, &type) == 1 && type == NT_SAMPLE_MANAGED,
+		   "version 1 without State: Managed");
+		m.event_id = 1;
+		ok(nt_event_is_sample(&e, NULL) == 0, "event 1 of the provider is no sample");
+		m.event_id = 0;
+		m.provider = NULL;
+		ok(nt_event_is_sample(&e, NULL) == 0, "a record without a provider is no sample");
 		nt_membuf_free(&mb);
 	}
 }

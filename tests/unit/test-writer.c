@@ -1062,6 +1062,7 @@ static void readback(uint32_t format, uint32_t ptr_size)
 			de.stack_depth = e->depth;
 			de.activity_id = e->act;
 			de.processor = 0xFFFFFFFF;
+			de.process_id = format == 6 ? 7000 + e->tid % 3 : 0;
 			wrc |= nt_writer_write_event(w, &de, NULL);
 		}
 		wrc |= nt_writer_flush(w, NULL);
@@ -1085,10 +1086,17 @@ static void readback(uint32_t format, uint32_t ptr_size)
 		   rh->qpc_frequency == 1000000000 && rh->sync_qpc == 1000,
 	   "format %u: header read back", format);
 	const nt_event *re;
-	size_t got = 0, bad_ts = 0, bad_data = 0, bad_stack = 0, bad_ids = 0;
+	size_t got = 0, bad_ts = 0, bad_data = 0, bad_stack = 0, bad_ids = 0, bad_proc = 0;
+	uint64_t pid_of[4]; /* process index -> its pid, in order of first appearance */
+	size_t npids = 0;
 	while ((rc = nt_reader_next(r, &re, &err)) == 1) {
 		if (got < N) {
 			const xev *e = &x[got];
+			uint64_t pid = format == 6 ? 7000 + e->tid % 3 : 4242;
+			if (re->process_index == npids && npids < 4)
+				pid_of[npids++] = pid;
+			bad_proc += re->process_id != pid || re->process_index >= npids ||
+				    pid_of[re->process_index] != pid;
 			bad_ts += re->timestamp != e->ts;
 			bad_data += re->payload_len != e->plen ||
 				    (e->plen && memcmp(re->payload, e->payload, e->plen));
@@ -1108,6 +1116,30 @@ static void readback(uint32_t format, uint32_t ptr_size)
 	is_int(bad_data, 0, "format %u: payload bytes", format);
 	is_int(bad_stack, 0, "format %u: stacks", format);
 	is_int(bad_ids, 0, "format %u: thread ids, sequence numbers, metadata, activity", format);
+	is_int(bad_proc, 0, "format %u: process ids; process_index numbers %zu of them in order "
+	       "of first appearance", format, npids);
+	is_int((int)npids, format == 6 ? 3 : 1, "format %u: process indexes", format);
+	/* the events of each record and the samples of each capture thread, as written */
+	size_t bad_meta = 0, bad_caps = 0, ncaps = 0;
+	for (size_t i = 0; i < nt_reader_metadata_count(r); i++) {
+		uint64_t want = 0;
+		for (size_t j = 0; j < N; j++)
+			want += x[j].meta == nt_reader_metadata_at(r, i)->id;
+		bad_meta += nt_reader_metadata_events(r, i) != want;
+	}
+	uint64_t cap, lost;
+	for (size_t i = 0; nt_reader_lost(r, i, &cap, &lost) == 1; i++, ncaps++) {
+		uint64_t want = 0;
+		for (size_t j = 0; j < N; j++)
+			want += x[j].cap == cap && x[j].meta == m[0];
+		bad_caps += nt_reader_capture_samples(r, i) != want;
+	}
+	ok(nt_reader_metadata_count(r) == 2 && bad_meta == 0,
+	   "format %u: nt_reader_metadata_events() counts each record's events", format);
+	ok(ncaps == 5 && bad_caps == 0 && nt_reader_capture_samples(r, ncaps) == 0 &&
+		   nt_reader_metadata_events(r, 2) == 0,
+	   "format %u: nt_reader_capture_samples() counts each capture thread's samples; 0 past "
+	   "the end", format);
 	const nt_reader_stats *st = nt_reader_stats_get(r);
 	ok(st->end_tag && !st->truncated, "format %u: end marker seen", format);
 	is_u64(st->lost_events, 0, "format %u: no lost events", format);
