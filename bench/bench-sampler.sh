@@ -41,7 +41,8 @@
 # fperf0-1000 (no stack copy), fperf4k-1000 and fperf8k-1000 (4 and 8 KiB copies),
 # fperfnosw-1000 (no switch records). "samples" is the samples in their rings.
 # nts-* use the signal backend, ntsperf-* the perf_events backend (NETTRACE_BACKEND; the
-# latter only where perf_event_open is permitted).
+# latter only where perf_event_open is permitted), ntsbatch-* the latter with batches of
+# rounds (NETTRACE_PERF_BATCH=1: a wake-up every 8 rounds, doc/sampler-design.md §5).
 # Goal (issue): <= 1% slowdown at 1 kHz, and less than gperftools at the same rate.
 set -u
 
@@ -130,7 +131,8 @@ CONFIGS="none nts-100 nts-1000 ftgkill-1000 ftimer-1000"
 if env LD_PRELOAD="$BUILD/libnettrace-sampler.so" NETTRACE_OUTPUT="$OUT/probe.nettrace" \
 	NETTRACE_BACKEND=perf NETTRACE_STATUS_FD=9 true 9>"$OUT/status" 2>/dev/null &&
 	grep -q '^ok ' "$OUT/status"; then
-	CONFIGS="$CONFIGS ntsperf-100 ntsperf-1000 fperf-1000 fperfk8-1000"
+	CONFIGS="$CONFIGS ntsperf-100 ntsperf-1000 ntsbatch-100 ntsbatch-1000 fperf-1000"
+	CONFIGS="$CONFIGS fperfk8-1000"
 	PERF_EXTRA="fperf0-1000 fperf4k-1000 fperf8k-1000 fperfnosw-1000"
 	if [ -n "$BASE_LIB" ]; then
 		[ -f "$BASE_LIB" ] || die "no library $BASE_LIB"
@@ -169,14 +171,18 @@ run_one() {
 	case $cfg in
 	none)
 		"$BUILD/runstat" -o "$STAT" env "$BUILD/work" "$THREADS" "$MITER" >/dev/null ;;
-	nts-*|ntsperf-*|ntsbase-*)
+	nts-*|ntsperf-*|ntsbatch-*|ntsbase-*)
 		rm -f "$OUT/status"
-		backend=signal lib=$BUILD/libnettrace-sampler.so
-		case $cfg in ntsperf-*) backend=perf ;; ntsbase-*) backend=perf lib=$BASE_LIB ;; esac
+		backend=signal lib=$BUILD/libnettrace-sampler.so batch=0
+		case $cfg in
+		ntsperf-*) backend=perf ;;
+		ntsbatch-*) backend=perf batch=1 ;;
+		ntsbase-*) backend=perf lib=$BASE_LIB ;;
+		esac
 		# env, not runstat, gets the preload (runstat must not record itself)
 		"$BUILD/runstat" -o "$STAT" env LD_PRELOAD="$lib" \
 			NETTRACE_OUTPUT="$OUT/nts.nettrace" NETTRACE_FREQUENCY="$rate" \
-			NETTRACE_BACKEND=$backend \
+			NETTRACE_BACKEND=$backend NETTRACE_PERF_BATCH=$batch \
 			NETTRACE_STATUS_FD=9 "$BUILD/work" "$THREADS" "$MITER" \
 			>/dev/null 9>"$OUT/status" 2>/dev/null
 		samples=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' "$OUT/status" | tail -n 1)
@@ -260,7 +266,8 @@ for cfg in $CONFIGS; do
 		ns = (s > 0 && cfg != "none") ? sprintf("%.0f", (c - bc) / s * 1e9) : "-"
 		printf "%-12s %9.3f %9.3f %8.4f %8.4f %9d %11s\n", cfg, w, c, w / bw, c / bc, s, ns }'
 done
-for cfg in nts-100 nts-1000 ntsperf-100 ntsperf-1000 ntsbase-100 ntsbase-1000; do
+for cfg in nts-100 nts-1000 ntsperf-100 ntsperf-1000 ntsbatch-100 ntsbatch-1000 ntsbase-100 \
+	ntsbase-1000; do
 	h=$(awk -v c="$cfg" '$1 == c { print $2 }' "$OUT/split.txt" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 	st=$(awk -v c="$cfg" '$1 == c { print $3 }' "$OUT/split.txt" | sort -g |
@@ -289,6 +296,14 @@ awk -v bc="$bc" -v pc="$pc" -v fc="$fc" -v nc="$nc" -v fpc="$fpc" 'BEGIN { if (b
 	if (fpc > bc)
 		printf "; %.2fx the perf_events floor (fperf-1000 %+.2f%%)", (pc - bc) / (fpc - bc),
 		       (fpc / bc - 1) * 100
+	printf "\n" } }'
+kc=$(median ntsbatch-1000 3)
+fkc=$(median fperfk8-1000 3)
+awk -v bc="$bc" -v kc="$kc" -v fkc="$fkc" 'BEGIN { if (bc > 0 && kc > 0) {
+	printf "with batches: ntsbatch-1000 %+.2f%% CPU", (kc / bc - 1) * 100
+	if (fkc > bc)
+		printf "; %.2fx its floor (fperfk8-1000 %+.2f%%)", (kc - bc) / (fkc - bc),
+		       (fkc / bc - 1) * 100
 	printf "\n" } }'
 echo "Goal: ntsperf-1000 cpu/0 <= 1.01 where perf_events are permitted (or <= 1.2x the" \
 	"perf_events floor fperf-1000 when that is above 1%); nts-1000 (signals)" \
