@@ -118,7 +118,8 @@ if [ "$blocked" -gt 0 ]; then
 else
 	fail "sleep: blocked samples are in clock_nanosleep, called by sleep_phase"
 fi
-busy_running=$(awk '$6 ~ /(^|;)busy_phase;/ { n++; if ($2 == 1) k++ } END { print (n && k == n) }' "$T/s")
+busy_running=$(awk '$6 ~ /(^|;)busy_phase;/ { n++; if ($2 == 1) k++ }
+	END { print (n && k == n) }' "$T/s")
 is "$busy_running" 1 "sleep: every sample in busy_phase is running"
 d=$(st dropped) s=$(st samples)
 if [ -n "$d" ] && [ "${s:-0}" -gt 0 ] && [ $((d * 100)) -le "$s" ]; then
