@@ -217,8 +217,6 @@ static void env_open(const char *path)
 		o.backend = NTS_BACKEND_PERF;
 	else if (backend && strcmp(backend, "signal") == 0)
 		o.backend = NTS_BACKEND_SIGNAL;
-	if (env_u64("NETTRACE_PERF_BATCH", &v) == 1 && v == 1)
-		o.perf_batch = 1;
 	nts_session_opts so;
 	memset(&so, 0, sizeof so);
 	so.sz = sizeof so;

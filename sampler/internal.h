@@ -223,7 +223,6 @@ typedef struct nts_slot {
 	uint64_t perf_period;        /* the event's sample period (ns of the thread's CPU) */
 	uint64_t perf_cpu;           /* its CPU time when its last perf sample was taken up */
 	int last_perf;               /* the last record came from perf_events */
-	int perf_batch;              /* its ring holds a batch of rounds (NTS_PERF_BATCH_MAX) */
 	int stat_fd1;                /* /proc/self/task/TID/stat, + 1 (0: not open) */
 	int perf_sw;                 /* enum nts_perf_switch: its last switch record */
 	uint64_t perf_sw_in;         /* switch-in records seen (UNKNOWN states reset nothing) */
@@ -256,21 +255,15 @@ void nts_perf_period(nts_slot *t, uint64_t period_ns);
 /* 1 when the thread is runnable (running or waiting for a CPU: state R), 0 when not
  * (sleeping, disk wait, stopped), -1 when unknown (one pread of its stat file). */
 int nts_perf_runnable(nts_slot *t, pid_t tid);
-/* The thread's CPU time at time at: from its switch records since its CPU clock was last
- * read (at most PERF_CPU_ANCHOR_NS before), or the clock (one system call), read at now
- * (the time read last; at <= now), which anchors the estimate; now 0: at is a round of a
- * batch in the past, the estimate is used however old, and a clock read anchors nothing.
- * Call after nts_perf_take (records up to at). */
-uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t at, uint64_t now);
-/* Consumes the thread's ring up to the records of time upto (UINT64_MAX: all); when that
- * held a sample, fills r with the newest (time, processor, RUNNING; not the CPU time,
- * which the caller reads) and ips with its stack (unwound from the copy, at most max) and
- * returns 1. scratch (scratch_len >= 65536) holds the record; *lost counts
- * PERF_RECORD_LOST. */
-int nts_perf_take(nts_slot *t, uint64_t upto, nts_record *r, uint64_t *ips, uint32_t max,
+/* The thread's CPU time at now: from its switch records since its CPU clock was last read
+ * (at most PERF_CPU_ANCHOR_NS ago), or the clock (one system call). Call after
+ * nts_perf_take. */
+uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t now);
+/* Consumes the thread's ring; when it held a sample, fills r (time, processor, RUNNING;
+ * not the CPU time, which the caller reads) and ips with its stack (unwound from the copy, at most max) and returns 1.
+ * scratch (scratch_len >= 65536) holds the record; *lost counts PERF_RECORD_LOST. */
+int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		  nts_cfi_cache *cache, uint8_t *scratch, size_t scratch_len, uint64_t *lost);
-/* 1 when the records not yet consumed hold a switch in (the thread ran again since). */
-int nts_perf_woke(const nts_slot *t);
 
 /* ---------------------------------------------------------------------------------------
  * Schedules (schedule.c)

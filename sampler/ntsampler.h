@@ -30,7 +30,7 @@
  * starts before main() and is finalized at exit(). See nettrace-record(1) for the
  * variables (NETTRACE_OUTPUT, NETTRACE_FREQUENCY, NETTRACE_INTERVAL, NETTRACE_SCHEDULE,
  * NETTRACE_SEED, NETTRACE_MODE, NETTRACE_SIGNAL, NETTRACE_DEPTH, NETTRACE_BACKEND,
- * NETTRACE_REALTIME, NETTRACE_PERF_BATCH, NETTRACE_PID).
+ * NETTRACE_REALTIME, NETTRACE_PID).
  *
  * Thread safety: every function may be called from any thread; calls are serialised by an
  * internal lock. nts_samplepoint() takes the lock only when it takes a sample. Do not call
@@ -110,10 +110,6 @@ typedef struct nts_opts {
 	void *log_ctx;
 	int backend;        /* enum nts_backend (signal mode); the one used is written in
 			       SessionSettings (Backend) */
-	int perf_batch;     /* 1: with the perf_events backend, the sampler thread wakes once
-			       every few rounds and answers the rounds since from the threads'
-			       rings (doc/sampler-design.md §5; experimental, off by default:
-			       what it does not yet keep is listed there) */
 } nts_opts;
 
 /* One session: where samples go and how often. */

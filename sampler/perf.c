@@ -34,12 +34,9 @@
  * 64 KiB): enough for a few hundred frames of ordinary code. A deeper stack is cut there
  * and counted as truncated like any walk that cannot go on. */
 #define PERF_STACK 16384u
-/* Ring data pages (a power of two): twice the samples of a batch of NTS_PERF_BATCH_MAX
- * rounds (the sampler wakes once a batch, sampler-design §5), so that a wake-up that is
- * late by as much again loses nothing; PERF_SMALL_PAGES (about four samples, a wake-up
- * every round) when the locked-memory limit refuses that. */
-#define PERF_DATA_PAGES 64u
-#define PERF_SMALL_PAGES 16u
+/* Ring data pages (a power of two): about four samples, so that a round finds its thread's
+ * newest sample even when a few came since the last one. */
+#define PERF_DATA_PAGES 16u
 /* x86-64 perf register numbers (asm/perf_regs.h) of the registers the unwinder needs */
 #define PERF_REG_BP 6
 #define PERF_REG_SP 7
@@ -49,7 +46,7 @@
 #define PERF_CPU_ANCHOR_NS 100000000u
 #define PERF_REGS_MASK ((1ull << PERF_REG_BP) | (1ull << PERF_REG_SP) | (1ull << PERF_REG_IP))
 
-static void attr_init(struct perf_event_attr *a, uint64_t period_ns, uint32_t pages)
+static void attr_init(struct perf_event_attr *a, uint64_t period_ns)
 {
 	memset(a, 0, sizeof *a);
 	a->size = sizeof *a;
@@ -70,7 +67,7 @@ static void attr_init(struct perf_event_attr *a, uint64_t period_ns, uint32_t pa
 	a->clockid = CLOCK_MONOTONIC; /* sample times on the sampler's clock */
 	/* nobody polls the ring: no wake-ups */
 	a->watermark = 1;
-	a->wakeup_watermark = pages * 4096u;
+	a->wakeup_watermark = PERF_DATA_PAGES * 4096u;
 }
 
 static int perf_open(const struct perf_event_attr *a, pid_t tid)
@@ -87,7 +84,7 @@ static size_t page_size(void)
 int nts_perf_probe(char *why, size_t len)
 {
 	struct perf_event_attr a;
-	attr_init(&a, 1000000u, PERF_SMALL_PAGES);
+	attr_init(&a, 1000000u);
 	a.disabled = 1;
 	int fd = perf_open(&a, 0);
 	if (fd < 0) {
@@ -95,7 +92,7 @@ int nts_perf_probe(char *why, size_t len)
 		snprintf(why, len, "perf_event_open: %s", strerror(e));
 		return -e;
 	}
-	size_t ps = page_size(), sz = ps * (1 + PERF_SMALL_PAGES);
+	size_t ps = page_size(), sz = ps * (1 + PERF_DATA_PAGES);
 	void *m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		int e = errno;
@@ -111,29 +108,19 @@ int nts_perf_probe(char *why, size_t len)
 int nts_perf_open(nts_slot *t, pid_t tid, uint64_t period_ns, uint64_t cpu_now)
 {
 	struct perf_event_attr a;
-	size_t ps = page_size(), sz = 0;
-	void *m = MAP_FAILED;
-	int fd = -1;
-	/* a ring for a batch of rounds; out of locked memory (perf_event_mlock_kb), one for a
-	 * round (the sampler then wakes every round); out of that too: signals */
-	uint32_t pages0 = nts_rt.o.perf_batch ? PERF_DATA_PAGES : PERF_SMALL_PAGES;
-	for (uint32_t pages = pages0; m == MAP_FAILED && pages >= PERF_SMALL_PAGES; pages /= 4) {
-		attr_init(&a, period_ns, pages);
-		fd = perf_open(&a, tid);
-		if (fd < 0) {
-			t->perf_state = NTS_PERF_FAILED;
-			return -1;
-		}
-		sz = ps * (1 + pages);
-		m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED)
-			close(fd);
-	}
-	if (m == MAP_FAILED) {
+	attr_init(&a, period_ns);
+	int fd = perf_open(&a, tid);
+	if (fd < 0) {
 		t->perf_state = NTS_PERF_FAILED;
 		return -1;
 	}
-	t->perf_batch = sz - ps >= (size_t)PERF_DATA_PAGES * 4096u;
+	size_t ps = page_size(), sz = ps * (1 + PERF_DATA_PAGES);
+	void *m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) { /* out of locked memory (perf_event_mlock_kb): signals */
+		close(fd);
+		t->perf_state = NTS_PERF_FAILED;
+		return -1;
+	}
 	t->perf_fd = fd;
 	t->perf_ring = m;
 	t->perf_ring_size = sz;
@@ -228,23 +215,16 @@ static void switch_time(nts_slot *t, int in, uint64_t when)
 	}
 }
 
-uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t at, uint64_t now)
+uint64_t nts_perf_cpu(nts_slot *t, pid_t tid, uint64_t now)
 {
 	if (t->perf_state == NTS_PERF_OPEN && t->cpu_est_ok && t->perf_sw != NTS_SW_UNKNOWN &&
-	    at >= t->cpu_est_wall && (!now || at - t->cpu_est_wall < PERF_CPU_ANCHOR_NS)) {
+	    now >= t->cpu_est_wall && now - t->cpu_est_wall < PERF_CPU_ANCHOR_NS) {
 		uint64_t run = t->cpu_est_run;
-		if (t->perf_sw == NTS_SW_IN && t->cpu_est_in && at > t->cpu_est_in)
-			run += at - t->cpu_est_in;
+		if (t->perf_sw == NTS_SW_IN && t->cpu_est_in && now > t->cpu_est_in)
+			run += now - t->cpu_est_in;
 		return t->cpu_est_base + run;
 	}
-	/* a round of a batch before the clock read that anchors the estimate (the last
-	 * batch ended after it): that reading, at most the wake-up's lateness of CPU ahead */
-	if (!now && t->perf_state == NTS_PERF_OPEN && t->cpu_est_ok &&
-	    t->perf_sw != NTS_SW_UNKNOWN && at < t->cpu_est_wall)
-		return t->cpu_est_base;
 	uint64_t cpu = nts_tid_cpu(tid);
-	if (!now)
-		return cpu; /* at is in the past: the clock now, not an anchor */
 	t->cpu_est_base = cpu;
 	t->cpu_est_wall = now;
 	t->cpu_est_run = 0;
@@ -282,43 +262,7 @@ static uint64_t get64(cur *c)
 	return v;
 }
 
-/* The time of the record at ring offset off (h its header), or 0 when it has none:
- * samples and (sample_id_all) switch records start with pid/tid and the time. */
-static uint64_t rec_time(const uint8_t *data, uint64_t size, uint64_t off,
-			 const struct perf_event_header *h)
-{
-	uint64_t when = 0;
-	if ((h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH) &&
-	    h->size >= sizeof *h + 16)
-		ring_copy(data, size, off + sizeof *h + 8, &when, 8);
-	return when;
-}
-
-int nts_perf_woke(const nts_slot *t)
-{
-	if (t->perf_state != NTS_PERF_OPEN)
-		return 0;
-	const struct perf_event_mmap_page *mp = (const void *)t->perf_ring;
-	size_t ps = page_size();
-	uint64_t size = t->perf_ring_size - ps;
-	const uint8_t *data = t->perf_ring + ps;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = mp->data_tail;
-	if (head - tail > size)
-		return 0;
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		ring_copy(data, size, tail, &h, sizeof h);
-		if (h.size < sizeof h || h.size > head - tail)
-			return 0;
-		if (h.type == PERF_RECORD_SWITCH && !(h.misc & PERF_RECORD_MISC_SWITCH_OUT))
-			return 1;
-		tail += h.size;
-	}
-	return 0;
-}
-
-int nts_perf_take(nts_slot *t, uint64_t upto, nts_record *r, uint64_t *ips, uint32_t max,
+int nts_perf_take(nts_slot *t, nts_record *r, uint64_t *ips, uint32_t max,
 		  nts_cfi_cache *cache, uint8_t *scratch, size_t scratch_len, uint64_t *lost)
 {
 	if (t->perf_state != NTS_PERF_OPEN)
@@ -338,9 +282,6 @@ int nts_perf_take(nts_slot *t, uint64_t upto, nts_record *r, uint64_t *ips, uint
 			break;
 		ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || h.size > head - tail)
-			break;
-		/* a later round's (a batch answers its rounds in order, sampler-design §5) */
-		if (upto != UINT64_MAX && rec_time(data, size, tail, &h) > upto)
 			break;
 		if (h.type == PERF_RECORD_SAMPLE) {
 			newest = tail;

@@ -28,10 +28,6 @@
 #define SWEEP_NS 5000000u
 /* ... but listed in full only when their number changed, or at least this often. */
 #define SWEEP_FULL_NS 100000000u
-/* Batches of rounds (sampler-design §5) stop this long after a thread blocked and woke
- * within one, twice as long at each time after, up to the maximum. */
-#define BATCH_HOLD_NS 1000000000ull
-#define BATCH_HOLD_MAX_NS 60000000000ull
 /* samplepoint mode: the control pipe is read at most this often (one system call), and a
  * SIGINT/SIGTERM that no samplepoint check takes up within SP_SIGNAL_GRACE_NS ends the
  * program without finalizing the file (the blocks written so far stay readable) */
@@ -137,11 +133,6 @@ typedef struct nts_runtime {
 	uint64_t *perf_ips;
 	uint8_t *perf_scratch; /* NTS_PERF_SCRATCH bytes */
 	uint32_t perf_nopen, perf_max; /* threads with an open event, and at most */
-	int batch_ok; /* the last round found every wanted thread on a batch ring (§5) */
-	/* no batches before batch_hold_until: a thread blocked and woke within one (its
-	 * blocked stack was nowhere); batch_hold_ns doubles at each, up to BATCH_HOLD_MAX_NS */
-	uint64_t batch_hold_until, batch_hold_ns;
-	uint64_t batch_resume_ns; /* a batch cut short by a signal resumes then (take_batch) */
 	char backend_why[160];
 	/* the environment session's duties (env.c registers them when it starts one; the
 	 * runtime calls them with nts_rt.mu held) */
@@ -153,11 +144,6 @@ typedef struct nts_runtime {
 
 #define NTS_PERF_SCRATCH 65536u /* a perf record is at most 64 KiB */
 #define NTS_PERF_PER_ROUND 1u    /* perf samples of a busy thread per (shortest) interval */
-/* With every wanted thread on a perf_events ring, the sampler wakes once every K rounds
- * and answers the rounds since from the rings (sampler-design §5): K is at most
- * NTS_PERF_BATCH_MAX and K intervals at most NTS_PERF_BATCH_NS (the latency of a sample) */
-#define NTS_PERF_BATCH_MAX 8u
-#define NTS_PERF_BATCH_NS 16000000u
 
 extern nts_runtime nts_rt;
 

@@ -381,8 +381,7 @@ static int send_signal(pid_t tid, uint32_t idx)
  * (blocked: its stack is elsewhere now), or ran a period without a sample (in the
  * kernel), gets a signal. 1 when written. The event is opened at the thread's first
  * round. */
-static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, const nts_round *rd,
-		       uint64_t clock_now, int batch)
+static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, const nts_round *rd)
 {
 	if (t->perf_state == NTS_PERF_NONE && nts_rt.perf_period_ns) {
 		if (nts_rt.perf_nopen >= nts_rt.perf_max)
@@ -394,51 +393,26 @@ static int perf_sample(nts_slot *t, pid_t tid, uint64_t now, uint64_t mask, cons
 		return 0;
 	nts_record r;
 	uint64_t *ips = nts_rt.perf_ips;
-	int got = nts_perf_take(t, batch ? now : UINT64_MAX, &r, ips, nts_g.max_depth,
-				&nts_rt.perf_cache, nts_rt.perf_scratch, NTS_PERF_SCRATCH, NULL);
+	int got = nts_perf_take(t, &r, ips, nts_g.max_depth, &nts_rt.perf_cache,
+				nts_rt.perf_scratch, NTS_PERF_SCRATCH, NULL);
 	/* a sample older than about two intervals (the thread was waiting for a signal's
 	 * answer meanwhile) is not this round's */
 	if (got && ((pid_t)r.tid != tid ||
 		    r.ts_ns + 2 * NTS_PERF_PER_ROUND * nts_rt.perf_period_ns < now))
 		got = 0;
 	/* blocked since (its last switch record): its stack is elsewhere now; the signal
-	 * takes it, and the rounds after cost nothing (the CPU clock stays). A round of a
-	 * batch in the past at which the thread was blocked, when it has run again since:
-	 * its blocked stack is nowhere (the ring has user stacks of running code only, and
-	 * its last one before the block is not where it waited: t504 counted 452 such
-	 * samples outside the sleep call). The rule (sampler-design §5): the round is
-	 * dropped for that thread, and the sampler wakes every round for a while (backing
-	 * off: a program whose threads block and wake between wake-ups is sampled as
-	 * without batches). */
-	if (t->perf_sw == NTS_SW_BLOCKED) {
-		if (!batch || !nts_perf_woke(t))
-			return 0;
-		uint64_t real = clock_now ? clock_now : nts_now();
-		if (nts_rt.batch_hold_until <= real) { /* once a batch */
-			nts_rt.batch_hold_ns = nts_rt.batch_hold_ns ? 2 * nts_rt.batch_hold_ns
-								   : BATCH_HOLD_NS;
-			if (nts_rt.batch_hold_ns > BATCH_HOLD_MAX_NS)
-				nts_rt.batch_hold_ns = BATCH_HOLD_MAX_NS;
-			nts_rt.batch_hold_until = real + nts_rt.batch_hold_ns;
-		}
-		count_dropped(mask, 1);
-		return 1;
-	}
+	 * takes it, and the rounds after cost nothing (the CPU clock stays) */
+	if (t->perf_sw == NTS_SW_BLOCKED)
+		return 0;
 	/* CpuTimeNs: the thread's CPU clock now (the sample's stack is at most a period of
 	 * its CPU older), one clock for every sample of the thread */
 	if (!got && (!t->have_last || !t->last_perf))
 		return 0;
-	/* a round of a batch: the estimate at its time; the clock is read (and anchors the
-	 * estimate) only at the batch's last round, when the rings are read up to now */
-	uint64_t cpu = nts_perf_cpu(t, tid, batch ? now : clock_now, clock_now);
+	uint64_t cpu = nts_perf_cpu(t, tid, nts_now());
 	if (got) {
 		t->perf_cpu = cpu;
 	} else {
-		/* in a batch, the estimate at a past round can be ahead by the last wake-up's
-		 * lateness (nts_perf_cpu), and a signal's answer for a thread waiting for a
-		 * CPU holds the later rounds back (take_batch): three periods */
-		uint64_t stale = (batch ? 3u : 1u) * t->perf_period;
-		if (cpu > t->perf_cpu + stale || nts_perf_runnable(t, tid) != 1)
+		if (cpu > t->perf_cpu + t->perf_period || nts_perf_runnable(t, tid) != 1)
 			return 0;
 		r = *t->last; /* its processor too: where that stack was seen last */
 		ips = t->last->ips;
@@ -475,13 +449,8 @@ static uint64_t idle_cpu(nts_slot *t, pid_t tid)
 	return cpu;
 }
 
-/* One round at now (the round's time); clock_now: the time read last (signals are sent
- * then); batch: a round of a batch (§5), answered from the perf rings up to now, and
- * clock_now is 0 except at its last round. 1 when a signal was sent. */
-static int take_round(uint64_t now, uint64_t due, const nts_round *rd, uint64_t clock_now,
-		      int batch)
+static void take_round(uint64_t now, uint64_t due, const nts_round *rd)
 {
-	int batch_ok = nts_rt.backend == NTS_BACKEND_PERF, signalled = 0;
 	/* Listing /proc/self/task costs about as much as the rest of a round: do it at most
 	 * every SWEEP_NS. A new thread waits that long for its first sample; a thread gone
 	 * since is noticed when its signal fails (ESRCH). */
@@ -519,9 +488,6 @@ static int take_round(uint64_t now, uint64_t due, const nts_round *rd, uint64_t 
 			i++;
 			continue;
 		}
-		if (t->perf_state != NTS_PERF_NONE &&
-		    (t->perf_state != NTS_PERF_OPEN || !t->perf_batch))
-			batch_ok = 0; /* opened at its first round, just below */
 		if (atomic_load_explicit(&t->pending, memory_order_acquire)) {
 			/* not back in user mode since the request: same stack, written with the
 			 * handler's record (drain) */
@@ -535,15 +501,9 @@ static int take_round(uint64_t now, uint64_t due, const nts_round *rd, uint64_t 
 			i++;
 			continue;
 		}
-		if (nts_rt.backend == NTS_BACKEND_PERF) {
-			int done = perf_sample(t, tid, now, mask, rd, batch ? clock_now : nts_now(),
-					       batch);
-			if (t->perf_state != NTS_PERF_OPEN || !t->perf_batch)
-				batch_ok = 0;
-			if (done) {
-				i++;
-				continue;
-			}
+		if (nts_rt.backend == NTS_BACKEND_PERF && perf_sample(t, tid, now, mask, rd)) {
+			i++;
+			continue;
 		}
 		/* the CPU clock is read only for a thread last seen blocked (one system call; a
 		 * thread last seen running is signalled anyway) */
@@ -571,7 +531,7 @@ static int take_round(uint64_t now, uint64_t due, const nts_round *rd, uint64_t 
 			i++;
 			continue;
 		}
-		t->req_ns = !batch ? now : clock_now ? clock_now : nts_now();
+		t->req_ns = now;
 		t->req_sent_mask = mask;
 		t->req_round = rd->seq;
 		t->req_seq++;
@@ -591,107 +551,9 @@ static int take_round(uint64_t now, uint64_t due, const nts_round *rd, uint64_t 
 		}
 		for (uint64_t m = mask & nts_rt.live_mask; m; m &= m - 1)
 			nts_rt.sess[__builtin_ctzll(m)]->st.signals++;
-		signalled = 1;
 		i++;
 	}
 	atomic_store(&nts_rt.in_round, 0);
-	nts_rt.batch_ok = batch_ok;
-	return signalled;
-}
-
-/* How much later than the first due round the sampler wakes (0: at it): with every wanted
- * thread on a perf_events ring that holds a batch (the last round found them so), and no
- * thread that blocked and woke between two wake-ups lately (perf_sample), once
- * every K rounds of the shortest interval, K <= NTS_PERF_BATCH_MAX and K intervals <=
- * NTS_PERF_BATCH_NS (sampler-design §5). */
-static uint64_t min_interval(void);
-
-static uint64_t batch_span(uint64_t now)
-{
-	if (!nts_rt.o.perf_batch || nts_rt.backend != NTS_BACKEND_PERF || !nts_rt.batch_ok ||
-	    nts_rt.mode != NTS_MODE_SIGNAL || now < nts_rt.batch_hold_until)
-		return 0;
-	uint64_t iv = min_interval(), k = iv ? NTS_PERF_BATCH_NS / iv : 0;
-	if (k > NTS_PERF_BATCH_MAX)
-		k = NTS_PERF_BATCH_MAX;
-	return k >= 2 ? (k - 1) * iv : 0;
-}
-
-static void warn_behind(struct nts_session *s, uint64_t now, uint64_t behind, uint64_t missed0);
-
-/* The rounds due by now, each at its own time (its sessions' earliest deadline), answered
- * in time order from the perf rings (take_round's batch mode). The sampler woke at now for
- * a wake-up planned at planned: what it is late by counts as each round's lateness, as a
- * late wake-up's does without batches. At most NTS_ROUND_HIST / 2 rounds (the rest are
- * taken at once by the next turn of the loop); a round that sent a signal ends the batch,
- * and the rest are taken an interval later, after its answer (the writer keeps the times
- * of a session in order: an answer written after later rounds would take their time). */
-static void take_batch(uint64_t now, uint64_t planned)
-{
-	nts_rt.batch_resume_ns = 0;
-	uint64_t first = UINT64_MAX;
-	for (uint64_t m = nts_rt.sched_mask; m; m &= m - 1) {
-		struct nts_session *s = nts_rt.sess[__builtin_ctzll(m)];
-		if (s->sched.next_ns < first)
-			first = s->sched.next_ns;
-	}
-	if (planned < first)
-		planned = first; /* woken early (a flush, the control pipe): not late */
-	uint64_t late = planned < now ? now - planned : 0;
-	for (uint32_t n = 0; n < NTS_ROUND_HIST / 2; n++) {
-		uint64_t at = UINT64_MAX;
-		for (uint64_t m = nts_rt.sched_mask; m; m &= m - 1) {
-			struct nts_session *s = nts_rt.sess[__builtin_ctzll(m)];
-			if (s->sched.next_ns < at)
-				at = s->sched.next_ns;
-		}
-		if (at == UINT64_MAX || at > now + DUE_SLACK_NS)
-			return;
-		if (at > now)
-			at = now;
-		/* a signal not answered yet (its thread waits for a CPU): the rounds wait for
-		 * its answer, up to a batch's length behind, then go on without it (its rounds
-		 * then take the answer with a later time, as without batches) */
-		uint64_t iv = min_interval();
-		int pend = 0, answered = 0;
-		for (uint32_t i = 0; i < nts_rt.nactive && !pend; i++) {
-			nts_slot *t = &nts_g.slots[nts_rt.active[i]];
-			pend = atomic_load_explicit(&t->pending, memory_order_acquire) != 0;
-			answered |= atomic_load_explicit(&t->head, memory_order_acquire) !=
-				    atomic_load_explicit(&t->tail, memory_order_relaxed);
-		}
-		if (pend && now - at < NTS_PERF_BATCH_MAX * iv) {
-			nts_rt.batch_resume_ns = now + iv;
-			return;
-		}
-		if (answered)
-			nts_rt_drain(); /* an answer that came since: before the later rounds */
-		uint64_t due = 0, next = UINT64_MAX;
-		nts_round *rd = &nts_rt.rounds[(nts_rt.round_seq + 1) % NTS_ROUND_HIST];
-		for (uint64_t m = nts_rt.sched_mask; m; m &= m - 1) {
-			int i = __builtin_ctzll(m);
-			struct nts_session *s = nts_rt.sess[i];
-			if (s->sched.next_ns <= at + DUE_SLACK_NS) {
-				rd->ideal[i] = s->sched.next_ns;
-				uint64_t missed0 = s->sched.missed;
-				uint64_t behind = nts_sched_advance(&s->sched, at + late);
-				warn_behind(s, now, behind, missed0);
-				due |= 1ull << i;
-			}
-			if (s->sched.next_ns < next)
-				next = s->sched.next_ns;
-		}
-		/* the last round of the batch reads the rings up to now, and may read clocks */
-		int last = next > now + DUE_SLACK_NS;
-		rd->seq = ++nts_rt.round_seq;
-		rd->now = at;
-		if (take_round(at, due, rd, last ? now : 0, 1) && !last) {
-			/* a signal's answer is written at the next drain, and the writer keeps
-			 * times in order: the rounds after it wait for it, one interval */
-			nts_rt.batch_resume_ns = now + min_interval();
-			return;
-		}
-	}
 }
 
 /* "Can't keep up": the sampler fell so far behind that it skipped rounds (more than
@@ -751,20 +613,14 @@ static void *sampler_main(void *arg)
 			continue;
 		}
 		uint64_t now = nts_now();
-		uint64_t wake = UINT64_MAX, span = batch_span(now), planned = UINT64_MAX;
+		uint64_t wake = UINT64_MAX;
 		for (uint64_t m = nts_rt.sched_mask; m; m &= m - 1) {
 			struct nts_session *s = nts_rt.sess[__builtin_ctzll(m)];
-			if (s->sched.next_ns + span < planned)
-				planned = s->sched.next_ns + span;
+			if (s->sched.next_ns < wake)
+				wake = s->sched.next_ns;
 			if (s->next_flush_ns < wake)
 				wake = s->next_flush_ns;
 		}
-		if (!span)
-			nts_rt.batch_resume_ns = 0;
-		else if (nts_rt.batch_resume_ns && nts_rt.batch_resume_ns < planned)
-			planned = nts_rt.batch_resume_ns; /* a batch cut short (take_batch) */
-		if (planned < wake)
-			wake = planned;
 		/* nettrace-record's control pipe: looked at every CONTROL_POLL_NS */
 		if (nts_rt.env_control_fd >= 0) {
 			if (now >= nts_rt.control_poll_ns) {
@@ -795,10 +651,6 @@ static void *sampler_main(void *arg)
 		now = nts_now();
 		nts_rt_drain();
 		nts_rt_modules_check(now, 0);
-		if (span) {
-			take_batch(now, planned);
-			goto rounds_done;
-		}
 		uint64_t due = 0;
 		nts_round *rd = &nts_rt.rounds[(nts_rt.round_seq + 1) % NTS_ROUND_HIST];
 		for (uint64_t m = nts_rt.sched_mask; m; m &= m - 1) {
@@ -815,9 +667,8 @@ static void *sampler_main(void *arg)
 		if (due) {
 			rd->seq = ++nts_rt.round_seq;
 			rd->now = now;
-			take_round(now, due, rd, 0, 0);
+			take_round(now, due, rd);
 		}
-	rounds_done:
 		if (nts_rt.only_sampler && nts_rt.mode == NTS_MODE_SIGNAL) {
 			/* as glibc does when the last thread ends: exit(0), which runs the
 			 * program's atexit handlers and our destructor (it finalizes every
