@@ -280,7 +280,8 @@ awk -v bc="$bc" -v fc="$fc" -v nc="$nc" -v tc="$tc" 'BEGIN { if (bc > 0 && fc > 
 	if (tc > 0)
 		printf ", per-thread timers %+.2f%%", (tc / bc - 1) * 100
 	printf " CPU; nts-1000 %+.2f%%: %+.2f%% of the baseline over the floor of its design " \
-	       "(compare with the spread of the raw runs)\n", (nc / bc - 1) * 100, (nc - fc) / bc * 100 } }'
+	       "(compare with the spread of the raw runs)\n", (nc / bc - 1) * 100,
+	       (nc - fc) / bc * 100 } }'
 [ -n "$NOTES" ] && printf 'Notes:%s\n' "$NOTES"
 pc=$(median ntsperf-1000 3)
 awk -v bc="$bc" -v pc="$pc" -v fc="$fc" -v nc="$nc" -v fpc="$fpc" 'BEGIN { if (bc > 0 && pc > 0) {
