@@ -39,7 +39,9 @@
 # perf sampling itself. fperf-1000 is the backend's event as it is (16 KiB stack copies,
 # switch records, a wake-up every round); fperfk8-1000 wakes every 8 rounds; only with -c:
 # fperf0-1000 (no stack copy), fperf4k-1000 and fperf8k-1000 (4 and 8 KiB copies),
-# fperfnosw-1000 (no switch records). "samples" is the samples in their rings.
+# fperfnosw-1000 (no switch records), fperfk64-1000 (a wake-up every 64 rounds) and
+# fperfbare-1000 (registers only: no stack copy, no switch records, a wake-up every 64
+# rounds: the least any perf_events sampler pays). "samples" is the samples in their rings.
 # nts-* use the signal backend, ntsperf-* the perf_events backend (NETTRACE_BACKEND; the
 # latter only where perf_event_open is permitted).
 # Goal (issue): <= 1% slowdown at 1 kHz, and less than gperftools at the same rate.
@@ -131,7 +133,8 @@ if env LD_PRELOAD="$BUILD/libnettrace-sampler.so" NETTRACE_OUTPUT="$OUT/probe.ne
 	NETTRACE_BACKEND=perf NETTRACE_STATUS_FD=9 true 9>"$OUT/status" 2>/dev/null &&
 	grep -q '^ok ' "$OUT/status"; then
 	CONFIGS="$CONFIGS ntsperf-100 ntsperf-1000 fperf-1000 fperfk8-1000"
-	PERF_EXTRA="fperf0-1000 fperf4k-1000 fperf8k-1000 fperfnosw-1000"
+	PERF_EXTRA="fperf0-1000 fperf4k-1000 fperf8k-1000 fperfnosw-1000 fperfk64-1000"
+	PERF_EXTRA="$PERF_EXTRA fperfbare-1000"
 	if [ -n "$BASE_LIB" ]; then
 		[ -f "$BASE_LIB" ] || die "no library $BASE_LIB"
 		CONFIGS="$CONFIGS ntsbase-100 ntsbase-1000"
@@ -198,6 +201,8 @@ run_one() {
 		fperf8k) fst=8192 ;;
 		fperfnosw) fsw=0 ;;
 		fperfk8) fk=8 ;;
+		fperfk64) fk=64 ;;
+		fperfbare) fst=0 fsw=0 fk=64 ;;
 		esac
 		"$BUILD/runstat" -o "$STAT" env LD_PRELOAD="$BUILD/libfloor.so" FLOOR=perf \
 			FLOOR_HZ="$rate" FLOOR_STACK=$fst FLOOR_SWITCH=$fsw FLOOR_WAKE=$fk \
