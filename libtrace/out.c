@@ -78,7 +78,9 @@ char *nt_out_take(nt_out *o)
 
 void nt_out_put(nt_out *o, const char *s, size_t n)
 {
-	if (n == 0 || out_room(o, n))
+	if (n == 0)
+		return;
+	if ((o->rc || n > o->cap - o->len) && out_room(o, n)) /* the test first: small puts */
 		return;
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;
