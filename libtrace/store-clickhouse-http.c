@@ -167,8 +167,8 @@ int ntch_req_start(chreq *r, const chconn *c, const char *query, nt_error *err)
 		url_encode(&h, query);
 	}
 	nt_out_printf(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" PACKAGE_VERSION
-		   "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-	       c->host, c->port);
+		      "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+		      c->host, c->port);
 	int rc = h.rc ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
 		      : send_all(r, nt_out_data(&h), nt_out_len(&h));
 	nt_out_end(&h);

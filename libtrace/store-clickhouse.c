@@ -381,7 +381,8 @@ static void enum_type(nt_out *b, int kind)
 	int n = kind ? (int)(sizeof CH_STYPES / sizeof CH_STYPES[0]) : NT_CAT_COUNT;
 	nt_out_str(b, "Enum8(");
 	for (int i = 0; i < n; i++)
-		nt_out_printf(b, "%s'%s' = %d", i ? ", " : "", kind ? CH_STYPES[i] : nt_category_name(i), i);
+		nt_out_printf(b, "%s'%s' = %d", i ? ", " : "",
+			      kind ? CH_STYPES[i] : nt_category_name(i), i);
 	nt_out_str(b, ")");
 }
 
@@ -559,7 +560,7 @@ static int column_modes(chexp *x)
 		}
 	}
 	nt_out_printf(&q, "' FROM system.columns WHERE database = '%s' AND table IN ('samples', "
-		   "'charges') AND name IN ('category', 'sample_type')", x->c->db);
+		      "'charges') AND name IN ('category', 'sample_type')", x->c->db);
 	char *out = NULL;
 	int rc = e.rc ? nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
 		      : exec_buf(x->c, &q, &out, x->err);
@@ -667,7 +668,8 @@ static int on_group(void *ctx, const nt_sql_row *row)
 		else
 			put_value(&enc, 's', &v[3 + i]);
 		size_t n = nt_out_len(&enc);
-		if (enc.rc || n > UINT32_MAX / 2 || pool_intern(x, nt_out_data(&enc), n, &g->off[i]))
+		if (enc.rc || n > UINT32_MAX / 2 ||
+		    pool_intern(x, nt_out_data(&enc), n, &g->off[i]))
 			rc = 1;
 		g->len[i] = (uint32_t)n;
 		if (g->len[i] > x->maxlen[i])
@@ -936,8 +938,8 @@ static int wait_mutations(const chconn *c, nt_error *err)
 {
 	nt_out q;
 	nt_out_init(&q, NULL);
-	nt_out_printf(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND is_done = 0",
-	       c->db);
+	nt_out_printf(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND "
+		      "is_done = 0", c->db);
 	const char *sql = nt_out_cstr(&q);
 	int rc = !sql ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory") : 0;
 	for (int i = 0; !rc; i++) {
@@ -1088,7 +1090,8 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 			goto out;
 		if (stray && strtoull(stray, NULL, 10) > 0) {
 			nt_out_reset(&q);
-			nt_out_printf(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db, table);
+			nt_out_printf(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db,
+				      table);
 			put_id_list(&q, &x, 1);
 			if ((rc = exec_buf(&c, &q, NULL, err)))
 				goto out;
