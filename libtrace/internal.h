@@ -209,20 +209,54 @@ size_t nt_utf8_seq(const unsigned char *s, size_t n);
 typedef void (*nt_put_fn)(void *ctx, const char *s, size_t n);
 void nt_json_escape(const char *s, size_t n, nt_put_fn put, void *ctx);
 
-/* Buffered output through a sink (out.c); the first failure sticks in rc and later writes are
- * dropped, so callers check rc once at the end (after nt_out_flush). */
+/* Buffered output (out.c); the first failure sticks in rc and later writes are dropped, so
+ * callers check rc once at the end (after nt_out_flush). With a sink, the text goes to it in
+ * large writes; without one (nt_out_init(o, NULL), or a zeroed nt_out), the bytes stay in
+ * memory (request bodies, Native blocks, replies): nt_out_data/len/reset/cstr/take read and
+ * reuse them, nt_out_end frees them. */
 typedef struct nt_out {
-	const nt_sink *sink;
+	const nt_sink *sink;  /* NULL: a memory buffer */
 	char *buf;
 	size_t len, cap;
 	int rc;               /* 0, NT_ENOMEM, or the sink's error */
 } nt_out;
 
 void nt_out_init(nt_out *o, const nt_sink *sink);
-/* Flushes what is buffered; returns o->rc. */
+/* Flushes what is buffered (a memory buffer keeps it); returns o->rc. */
 int nt_out_flush(nt_out *o);
 /* Flushes and frees the buffer; returns o->rc. */
 int nt_out_end(nt_out *o);
+/* Room for n more bytes without a flush or a reallocation: 0, or -1 with o->rc set. The
+ * caller may then write them at nt_out_tail() and count them with nt_out_advance(). */
+int nt_out_reserve(nt_out *o, size_t n);
+static inline char *nt_out_tail(nt_out *o)
+{
+	return o->buf + o->len;
+}
+static inline void nt_out_advance(nt_out *o, size_t n)
+{
+	o->len += n;
+}
+/* A memory buffer's bytes (NULL before the first) and their count; reset empties it and
+ * keeps the allocation (and rc). */
+static inline char *nt_out_data(const nt_out *o)
+{
+	return o->buf;
+}
+static inline size_t nt_out_len(const nt_out *o)
+{
+	return o->len;
+}
+static inline void nt_out_reset(nt_out *o)
+{
+	o->len = 0;
+}
+/* The bytes as a NUL-terminated string (the NUL not counted in nt_out_len), valid until the
+ * next write; NULL when o->rc is set. */
+const char *nt_out_cstr(nt_out *o);
+/* The NUL-terminated bytes, malloc'd and now the caller's (o is empty again, rc kept);
+ * NULL when o->rc is set. */
+char *nt_out_take(nt_out *o);
 void nt_out_put(nt_out *o, const char *s, size_t n);
 void nt_out_str(nt_out *o, const char *s);
 void nt_out_printf(nt_out *o, const char *fmt, ...) NT_PRINTF(2, 3);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* out.c - the library's growable output buffer (nt_out, internal.h): text accumulates and
- * goes to an nt_sink in large writes, the first failure sticks; with the XML and JSON
- * escapers the exporters and the tree printer write through. */
+/* out.c - the library's one growable output buffer (nt_out, internal.h): bytes accumulate
+ * and go to an nt_sink in large writes (the exporters, the tree printer) or, without a sink,
+ * stay in memory (the ClickHouse export's statements, rows, Native blocks and replies); the
+ * first failure sticks; with the XML and JSON escapers the text writers use. Not here: the
+ * sinks themselves (sink.c). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -16,6 +18,8 @@ void nt_out_init(nt_out *o, const nt_sink *sink)
 
 int nt_out_flush(nt_out *o)
 {
+	if (!o->sink)
+		return o->rc; /* a memory buffer keeps its bytes */
 	if (o->rc == 0 && o->len) {
 		int rc = o->sink->write(o->sink->ctx, o->buf, o->len);
 		if (rc)
@@ -38,9 +42,9 @@ static int out_room(nt_out *o, size_t n)
 {
 	if (o->rc)
 		return -1;
-	if (o->len + n <= o->cap)
+	if (n <= o->cap - o->len) /* cap >= len: no overflow, whatever n is */
 		return 0;
-	if (o->len >= OUT_FLUSH_AT && nt_out_flush(o))
+	if (o->sink && o->len >= OUT_FLUSH_AT && nt_out_flush(o))
 		return -1;
 	if (n > SIZE_MAX - o->len || nt_grow((void **)&o->buf, &o->cap, o->len + n, 1)) {
 		o->rc = NT_ENOMEM;
@@ -49,9 +53,34 @@ static int out_room(nt_out *o, size_t n)
 	return 0;
 }
 
+int nt_out_reserve(nt_out *o, size_t n)
+{
+	return out_room(o, n);
+}
+
+const char *nt_out_cstr(nt_out *o)
+{
+	if (out_room(o, 1))
+		return NULL;
+	o->buf[o->len] = '\0';
+	return o->buf;
+}
+
+char *nt_out_take(nt_out *o)
+{
+	if (!nt_out_cstr(o))
+		return NULL;
+	char *s = o->buf;
+	o->buf = NULL;
+	o->len = o->cap = 0;
+	return s;
+}
+
 void nt_out_put(nt_out *o, const char *s, size_t n)
 {
-	if (n == 0 || out_room(o, n))
+	if (n == 0)
+		return;
+	if ((o->rc || n > o->cap - o->len) && out_room(o, n)) /* the test first: small puts */
 		return;
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* store-clickhouse-http.c - the ClickHouse export's client side (store-clickhouse.h): the
- * growable text buffer its statements and RowBinary rows are built in, the server's URL,
- * and ClickHouse's HTTP interface: a statement or a streamed INSERT as one chunked POST,
- * the reply read with a size cap and a timeout and parsed with bounds checks (the server
- * is a peer like any other input). Not here: what is sent (store-clickhouse.c). */
+ * server's URL and ClickHouse's HTTP interface: a statement or a streamed INSERT as one
+ * chunked POST, the reply read with a size cap and a timeout and parsed with bounds checks
+ * (the server is a peer like any other input). Not here: what is sent (store-clickhouse.c),
+ * the buffer requests and replies are built in (nt_out, out.c). */
 #include "store-clickhouse.h"
 
 #include <errno.h>
@@ -20,51 +20,6 @@
 
 #define CH_REPLY_MAX (4u << 20)      /* a reply larger than this is not ClickHouse's */
 #define CH_TIMEOUT_MS 60000          /* no byte from the server for this long: give up */
-
-/* ------------------------------------------------------------------ text buffer */
-
-void ntch_put(chbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap && nt_grow((void **)&b->p, &b->cap, b->n + n + 1, 1)) {
-		b->oom = 1;
-		return;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-void ntch_str(chbuf *b, const char *s)
-{
-	ntch_put(b, s, strlen(s));
-}
-
-void ntch_fmt(chbuf *b, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof tmp) {
-		ntch_put(b, tmp, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		b->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	ntch_put(b, big, (size_t)n);
-	free(big);
-}
 
 /* ------------------------------------------------------------------ HTTP */
 
@@ -132,16 +87,16 @@ int ntch_parse_url(chconn *c, const char *url, nt_error *err)
 	return 0;
 }
 
-static void url_encode(chbuf *b, const char *s)
+static void url_encode(nt_out *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-			ntch_put(b, (const char *)p, 1);
+			nt_out_put(b, (const char *)p, 1);
 		} else {
 			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-			ntch_put(b, e, 3);
+			nt_out_put(b, e, 3);
 		}
 	}
 }
@@ -196,26 +151,27 @@ int ntch_req_start(chreq *r, const chconn *c, const char *query, nt_error *err)
 				     c->port);
 	int one = 1;
 	setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	chbuf h = {0};
+	nt_out h;
+	nt_out_init(&h, NULL);
 	/* no database= parameter: every statement names its tables with the database, and
 	 * the database may not exist yet */
-	ntch_str(&h, "POST /?send_progress_in_http_headers=0");
+	nt_out_str(&h, "POST /?send_progress_in_http_headers=0");
 	if (c->user[0]) {
-		ntch_str(&h, "&user=");
+		nt_out_str(&h, "&user=");
 		url_encode(&h, c->user);
-		ntch_str(&h, "&password=");
+		nt_out_str(&h, "&password=");
 		url_encode(&h, c->password);
 	}
 	if (query) {
-		ntch_str(&h, "&query=");
+		nt_out_str(&h, "&query=");
 		url_encode(&h, query);
 	}
-	ntch_fmt(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" PACKAGE_VERSION
-		   "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-	       c->host, c->port);
-	int rc = h.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
-		       : send_all(r, h.p, h.n);
-	free(h.p);
+	nt_out_printf(&h, " HTTP/1.1\r\nHost: %s:%s\r\nUser-Agent: libnettrace/" PACKAGE_VERSION
+		      "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+		      c->host, c->port);
+	int rc = h.rc ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
+		      : send_all(r, nt_out_data(&h), nt_out_len(&h));
+	nt_out_end(&h);
 	return rc;
 }
 
@@ -231,13 +187,14 @@ int ntch_req_chunk(chreq *r, const char *p, size_t n)
 }
 
 /* Reads the whole reply (the server closes the connection) and checks its status.
- * On success, *body (malloc'd, NUL-terminated, may be NULL) is the decoded body. */
+ * On success, *body (malloc'd, NUL-terminated, "" when empty) is the decoded body. */
 int ntch_req_finish(chreq *r, char **body)
 {
 	if (body)
 		*body = NULL;
 	int rc = send_all(r, "0\r\n\r\n", 5);
-	chbuf in = {0};
+	nt_out in;
+	nt_out_init(&in, NULL);
 	while (!rc) {
 		struct pollfd pfd = {r->fd, POLLIN, 0};
 		int pr = poll(&pfd, 1, CH_TIMEOUT_MS);
@@ -260,26 +217,28 @@ int ntch_req_finish(chreq *r, char **body)
 		}
 		if (k == 0)
 			break;
-		if (in.n + (size_t)k > CH_REPLY_MAX) {
-			rc = nt_fail(r->err, NT_ELIMIT, in.n,
+		if (nt_out_len(&in) + (size_t)k > CH_REPLY_MAX) {
+			rc = nt_fail(r->err, NT_ELIMIT, nt_out_len(&in),
 				     "ClickHouse reply larger than %u bytes", CH_REPLY_MAX);
 			break;
 		}
-		ntch_put(&in, tmp, (size_t)k);
-		if (in.oom)
+		nt_out_put(&in, tmp, (size_t)k);
+		if (in.rc)
 			rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	}
 	close(r->fd);
 	r->fd = -1;
+	/* status line, headers, body: a string (strstr, sscanf stop at its end) */
+	const char *p = rc ? NULL : nt_out_cstr(&in);
+	if (!rc && !p)
+		rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (rc) {
-		free(in.p);
+		nt_out_end(&in);
 		return rc;
 	}
-	/* status line, headers, body */
-	const char *p = in.p ? in.p : "";
 	const char *hend = strstr(p, "\r\n\r\n");
 	int status = 0;
-	if (in.n == 0)
+	if (nt_out_len(&in) == 0)
 		rc = nt_fail(r->err, NT_EIO, 0, "ClickHouse %s:%s closed the connection without a "
 				 "reply", r->c->host, r->c->port);
 	else if (!hend || sscanf(p, "HTTP/1.%*[01] %d", &status) != 1 || status < 100 ||
@@ -287,13 +246,14 @@ int ntch_req_finish(chreq *r, char **body)
 		rc = nt_fail(r->err, NT_EFORMAT, 0, "ClickHouse %s:%s: not an HTTP reply",
 			     r->c->host, r->c->port);
 	if (rc) {
-		free(in.p);
+		nt_out_end(&in);
 		return rc;
 	}
 	size_t hlen = (size_t)(hend - p);
 	const char *b = hend + 4;
-	size_t blen = in.n - hlen - 4;
-	chbuf dec = {0};
+	size_t blen = nt_out_len(&in) - hlen - 4;
+	nt_out dec;
+	nt_out_init(&dec, NULL);
 	int chunked = 0;
 	for (const char *h = strstr(p, "\r\n"); h && h < hend; h = strstr(h + 2, "\r\n"))
 		if (!strncasecmp(h + 2, "transfer-encoding:", 18) &&
@@ -315,27 +275,27 @@ int ntch_req_finish(chreq *r, char **body)
 			i = (size_t)(crlf + 2 - b);
 			if (n == 0)
 				break;
-			ntch_put(&dec, b + i, (size_t)n);
+			nt_out_put(&dec, b + i, (size_t)n);
 			i += (size_t)n + 2;
 		}
 	} else {
-		ntch_put(&dec, b, blen);
+		nt_out_put(&dec, b, blen);
 	}
-	free(in.p);
-	if (!rc && dec.oom)
+	nt_out_end(&in);
+	const char *text = rc ? NULL : nt_out_cstr(&dec);
+	if (!rc && !text)
 		rc = nt_fail(r->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (!rc && status != 200) {
 		/* ClickHouse's own message: "Code: 62, e.displayText() = DB::Exception: ..." */
-		size_t n = dec.n;
-		while (n && (dec.p[n - 1] == '\n' || dec.p[n - 1] == '\r'))
+		size_t n = nt_out_len(&dec);
+		while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
 			n--;
 		rc = nt_fail(r->err, NT_ESQL, NT_NO_OFFSET, "ClickHouse error (HTTP %d): %.*s",
-			     status, (int)(n > 200 ? 200 : n), dec.p ? dec.p : "");
+			     status, (int)(n > 200 ? 200 : n), text);
 	}
 	if (!rc && body)
-		*body = dec.p;
-	else
-		free(dec.p);
+		*body = nt_out_take(&dec); /* not NULL: cstr made room for the NUL */
+	nt_out_end(&dec);
 	return rc;
 }
 

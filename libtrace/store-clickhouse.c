@@ -15,8 +15,9 @@
  *
  * The server is a peer like any other input: its replies are read with a size cap and
  * parsed with bounds checks; a malformed reply is an error with its offset.
- * Not here: building the store (store-sqlite.c), the content ids (the caller), the text
- * buffer and the HTTP client (store-clickhouse-http.c). */
+ * Not here: building the store (store-sqlite.c), the content ids (the caller), the HTTP
+ * client (store-clickhouse-http.c), the memory buffers everything is built in (nt_out,
+ * out.c). */
 #include "store-clickhouse.h"
 
 #include <errno.h>
@@ -72,7 +73,7 @@ static const char *const CH_DATA_TABLES[] = {"sessions", "threads", "stacks", "s
 
 /* RowBinary values: little-endian integers and floats, strings as a LEB128 length and
  * the bytes, Nullable as a 0/1 byte before the value, arrays as a LEB128 count. */
-static void rb_uleb(chbuf *b, uint64_t v)
+static void rb_uleb(nt_out *b, uint64_t v)
 {
 	unsigned char t[10];
 	size_t n = 0;
@@ -83,24 +84,24 @@ static void rb_uleb(chbuf *b, uint64_t v)
 			t[n] |= 0x80;
 		n++;
 	} while (v);
-	ntch_put(b, (const char *)t, n);
+	nt_out_put(b, (const char *)t, n);
 }
 
-static void rb_le(chbuf *b, uint64_t v, size_t n)
+static void rb_le(nt_out *b, uint64_t v, size_t n)
 {
 	unsigned char t[8];
 	for (size_t i = 0; i < n; i++)
 		t[i] = (unsigned char)(v >> (8 * i));
-	ntch_put(b, (const char *)t, n);
+	nt_out_put(b, (const char *)t, n);
 }
 
-static void rb_str(chbuf *b, const char *s, size_t n)
+static void rb_str(nt_out *b, const char *s, size_t n)
 {
 	rb_uleb(b, n);
-	ntch_put(b, s, n);
+	nt_out_put(b, s, n);
 }
 
-static void rb_f64(chbuf *b, double d)
+static void rb_f64(nt_out *b, double d)
 {
 	uint64_t u;
 	memcpy(&u, &d, sizeof u);
@@ -108,6 +109,15 @@ static void rb_f64(chbuf *b, double d)
 }
 
 /* ------------------------------------------------------------------ the export */
+
+/* Runs the statement built in q (out of memory while building it is NT_ENOMEM). */
+static int exec_buf(const chconn *c, nt_out *q, char **out, nt_error *err)
+{
+	const char *sql = nt_out_cstr(q);
+	if (!sql)
+		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
+	return ntch_exec(c, sql, out, err);
+}
 
 typedef struct chexp {
 	const chconn *c;
@@ -117,7 +127,7 @@ typedef struct chexp {
 	size_t nids;
 	unsigned char *want;     /* [session]: export this session */
 	chreq req;
-	chbuf buf;
+	nt_out buf;
 	int table;               /* index in CH_DATA_TABLES of the INSERT in progress */
 	uint64_t rows;
 	uint64_t bytes;
@@ -151,7 +161,7 @@ typedef struct chexp {
 	uint32_t maxlen[4];      /* the longest encoded trace_id, category, sample_type, subsystem */
 	/* the distinct String values of the groups, encoded once, back to back (the rows copy
 	 * from these few bytes, which stay in the cache, not from one copy per group) */
-	chbuf pool;
+	nt_out pool;
 	nt_strpool poolids;      /* the values interned: id -> poolv[id] */
 	uint32_t *poolv;         /* each id's offset in pool */
 	size_t poolcap;
@@ -166,13 +176,14 @@ static const char *trace_of(chexp *x, int64_t session)
 
 static int flush_rows(chexp *x, int last)
 {
-	if (x->buf.oom)
+	nt_out *b = &x->buf;
+	if (b->rc)
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	if (x->buf.n >= CH_CHUNK || (last && x->buf.n)) {
-		x->bytes += x->buf.n;
-		if (ntch_req_chunk(&x->req, x->buf.p, x->buf.n))
+	if (nt_out_len(b) >= CH_CHUNK || (last && nt_out_len(b))) {
+		x->bytes += nt_out_len(b);
+		if (ntch_req_chunk(&x->req, nt_out_data(b), nt_out_len(b)))
 			return -1;
-		x->buf.n = 0;
+		nt_out_reset(b);
 	}
 	return 0;
 }
@@ -180,7 +191,7 @@ static int flush_rows(chexp *x, int last)
 /* One value as the ClickHouse column's type: 'b' UInt8, 'u' UInt32, 'U' UInt64, 'i' Int32,
  * 'I' Int64, 'f' Float64, 's' String, 'n' Nullable(Int64). A NULL of a column that is not
  * Nullable is written as 0 or "" (the SELECTs COALESCE those that the store may hold). */
-static void put_value(chbuf *b, char type, const nt_sql_value *v)
+static void put_value(nt_out *b, char type, const nt_sql_value *v)
 {
 	int64_t i = v->type == NT_SQL_INTEGER ? v->i : v->type == NT_SQL_REAL ? (int64_t)v->d : 0;
 	switch (type) {
@@ -190,9 +201,9 @@ static void put_value(chbuf *b, char type, const nt_sql_value *v)
 	case 'f': rb_f64(b, v->type == NT_SQL_REAL ? v->d : (double)i); break;
 	case 'n':
 		if (v->type == NT_SQL_NULL) {
-			ntch_put(b, "\1", 1);
+			nt_out_put(b, "\1", 1);
 		} else {
-			ntch_put(b, "\0", 1);
+			nt_out_put(b, "\0", 1);
 			rb_le(b, (uint64_t)i, 8);
 		}
 		break;
@@ -365,13 +376,14 @@ static const char *const CH_STYPES[] = {"error", "external", "managed"}; /* enum
 
 /* The Enum8 of category (kind 0: the library's category names, by enum nt_category) or of
  * sample_type (kind 1), as the server spells it back in system.columns. */
-static void enum_type(chbuf *b, int kind)
+static void enum_type(nt_out *b, int kind)
 {
 	int n = kind ? (int)(sizeof CH_STYPES / sizeof CH_STYPES[0]) : NT_CAT_COUNT;
-	ntch_str(b, "Enum8(");
+	nt_out_str(b, "Enum8(");
 	for (int i = 0; i < n; i++)
-		ntch_fmt(b, "%s'%s' = %d", i ? ", " : "", kind ? CH_STYPES[i] : nt_category_name(i), i);
-	ntch_str(b, ")");
+		nt_out_printf(b, "%s'%s' = %d", i ? ", " : "",
+			      kind ? CH_STYPES[i] : nt_category_name(i), i);
+	nt_out_str(b, ")");
 }
 
 /* One INSERT of samples or charges in progress: the block being filled, a column each. */
@@ -380,7 +392,7 @@ typedef struct chnat {
 	nt_error *err;
 	int cat_enum, st_enum;
 	const char *pool;        /* chexp's pool, complete */
-	chbuf col[CH_NCOLS];
+	nt_out col[CH_NCOLS];
 	size_t rows;             /* in the block */
 	uint64_t total, bytes;   /* rows and bytes sent */
 } chnat;
@@ -388,7 +400,7 @@ typedef struct chnat {
 static void nat_free(chnat *w)
 {
 	for (int i = 0; i < CH_NCOLS; i++)
-		free(w->col[i].p);
+		nt_out_end(&w->col[i]);
 	if (w->req.fd >= 0)
 		close(w->req.fd);
 	w->req.fd = -1;
@@ -398,62 +410,70 @@ static void nat_free(chnat *w)
  * copied 16 bytes at a time. */
 #define CH_SLACK 16
 
-static inline char *nat_copy(char *d, const char *s, size_t n)
+/* A value appended to a column that has room (nt_out_reserve in nat_start): in place, at
+ * the column's tail, without a check per value. */
+static inline void nat_copy(nt_out *col, const char *s, size_t n)
 {
+	char *d = nt_out_tail(col);
 	for (size_t i = 0; i < n; i += 16)
 		memcpy(d + i, s + i, 16);
-	return d + n;
+	nt_out_advance(col, n);
 }
 
-static inline char *nat_le(char *d, uint64_t v, size_t n)
+static inline void nat_le(nt_out *col, uint64_t v, size_t n)
 {
+	char *d = nt_out_tail(col);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	memcpy(d, &v, 8); /* one store; the bytes past n are slack, overwritten next */
 #else
 	for (size_t i = 0; i < n; i++)
 		d[i] = (char)(v >> (8 * i));
 #endif
-	return d + n;
+	nt_out_advance(col, n);
 }
 
 static int nat_flush(chnat *w)
 {
 	for (int i = 0; i < CH_NCOLS; i++)
-		if (w->col[i].oom)
+		if (w->col[i].rc)
 			return nt_fail(w->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	if (!w->rows)
 		return 0;
-	chbuf h = {0};
+	nt_out h, et;
+	nt_out_init(&h, NULL);
+	nt_out_init(&et, NULL);
 	int rc = 0;
 	for (int i = 0; !rc && i < CH_NCOLS; i++) {
-		h.n = 0;
+		nt_out_reset(&h);
 		if (i == 0) {
 			rb_uleb(&h, CH_NCOLS);
 			rb_uleb(&h, w->rows);
 		}
 		const char *type = i == 0 || i == 7 ? "String" : i == 1 ? "UInt32" : i == 2 ? "Int64"
 				 : i == 3 ? "UInt64" : i == 6 ? "Float64" : NULL;
-		chbuf et = {0};
 		if (!type) {
 			int is_enum = i == 4 ? w->cat_enum : w->st_enum;
+			nt_out_reset(&et);
 			if (is_enum)
 				enum_type(&et, i == 5);
 			else
-				ntch_str(&et, "String");
-			type = et.p ? et.p : "";
+				nt_out_str(&et, "String");
+			const char *t = nt_out_cstr(&et);
+			type = t ? t : ""; /* NULL: out of memory, reported below */
 		}
 		rb_str(&h, CH_SAMPLE_COLS[i], strlen(CH_SAMPLE_COLS[i]));
 		rb_str(&h, type, strlen(type));
-		if (h.oom || et.oom)
+		nt_out *col = &w->col[i];
+		if (h.rc || et.rc)
 			rc = nt_fail(w->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-		free(et.p);
-		if (!rc && (ntch_req_chunk(&w->req, h.p, h.n) ||
-			    ntch_req_chunk(&w->req, w->col[i].p, w->col[i].n)))
+		if (!rc && (ntch_req_chunk(&w->req, nt_out_data(&h), nt_out_len(&h)) ||
+			    ntch_req_chunk(&w->req, nt_out_data(col), nt_out_len(col))))
 			rc = -1;
-		w->bytes += h.n + w->col[i].n;
-		w->col[i].n = 0;
+		w->bytes += nt_out_len(&h) + nt_out_len(col);
+		nt_out_reset(col);
 	}
-	free(h.p);
+	nt_out_end(&et);
+	nt_out_end(&h);
 	w->total += w->rows;
 	w->rows = 0;
 	return rc;
@@ -466,21 +486,21 @@ static int nat_row(chnat *w, const struct chgroup *g, int64_t ts_ns, double weig
 	const char *e = w->pool;
 	uint64_t wb;
 	memcpy(&wb, &weight_ns, sizeof wb);
-	chbuf *c = w->col;
-	c[0].n = (size_t)(nat_copy(c[0].p + c[0].n, e + g->off[0], g->len[0]) - c[0].p);
-	c[1].n = (size_t)(nat_le(c[1].p + c[1].n, g->tid, 4) - c[1].p);
-	c[2].n = (size_t)(nat_le(c[2].p + c[2].n, (uint64_t)ts_ns, 8) - c[2].p);
-	c[3].n = (size_t)(nat_le(c[3].p + c[3].n, g->cs, 8) - c[3].p);
+	nt_out *c = w->col;
+	nat_copy(&c[0], e + g->off[0], g->len[0]);
+	nat_le(&c[1], g->tid, 4);
+	nat_le(&c[2], (uint64_t)ts_ns, 8);
+	nat_le(&c[3], g->cs, 8);
 	if (w->cat_enum)
-		c[4].p[c[4].n++] = (char)g->cat;
+		nat_le(&c[4], g->cat, 1);
 	else
-		c[4].n = (size_t)(nat_copy(c[4].p + c[4].n, e + g->off[1], g->len[1]) - c[4].p);
+		nat_copy(&c[4], e + g->off[1], g->len[1]);
 	if (w->st_enum)
-		c[5].p[c[5].n++] = (char)g->stype;
+		nat_le(&c[5], g->stype, 1);
 	else
-		c[5].n = (size_t)(nat_copy(c[5].p + c[5].n, e + g->off[2], g->len[2]) - c[5].p);
-	c[6].n = (size_t)(nat_le(c[6].p + c[6].n, wb, 8) - c[6].p);
-	c[7].n = (size_t)(nat_copy(c[7].p + c[7].n, e + g->off[3], g->len[3]) - c[7].p);
+		nat_copy(&c[5], e + g->off[2], g->len[2]);
+	nat_le(&c[6], wb, 8);
+	nat_copy(&c[7], e + g->off[3], g->len[3]);
 	return ++w->rows >= CH_NATIVE_ROWS ? nat_flush(w) : 0;
 }
 
@@ -491,13 +511,13 @@ static int nat_start(chexp *x, chnat *w, int charges, nt_error *err)
 	w->err = err;
 	w->cat_enum = x->cat_enum[charges];
 	w->st_enum = x->st_enum[charges];
-	w->pool = x->pool.p;
+	w->pool = nt_out_data(&x->pool);
 	/* room for a block: each column's widest value times the rows */
 	size_t width[CH_NCOLS] = {x->maxlen[0], 4, 8, 8, w->cat_enum ? 1 : x->maxlen[1],
 				  w->st_enum ? 1 : x->maxlen[2], 8, x->maxlen[3]};
 	for (int i = 0; i < CH_NCOLS; i++) {
-		w->col[i].cap = (size_t)CH_NATIVE_ROWS * width[i] + CH_SLACK;
-		if (!(w->col[i].p = malloc(w->col[i].cap)))
+		nt_out_init(&w->col[i], NULL);
+		if (nt_out_reserve(&w->col[i], (size_t)CH_NATIVE_ROWS * width[i] + CH_SLACK))
 			return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 	}
 	char q[256];
@@ -523,29 +543,29 @@ static int column_modes(chexp *x)
 {
 	if (x->modes_known)
 		return 0;
-	chbuf q = {0}, e = {0};
-	ntch_fmt(&q, "SELECT table, name, type = 'String', type = '");
-	enum_type(&e, 0);
-	for (size_t i = 0; e.p && i < e.n; i++) {
-		if (e.p[i] == '\'' || e.p[i] == '\\')
-			ntch_put(&q, "\\", 1);
-		ntch_put(&q, e.p + i, 1);
+	nt_out q, e;
+	nt_out_init(&q, NULL);
+	nt_out_init(&e, NULL);
+	nt_out_printf(&q, "SELECT table, name, type = 'String', type = '");
+	for (int kind = 0; kind < 2; kind++) {
+		if (kind)
+			nt_out_str(&q, "', type = '");
+		nt_out_reset(&e);
+		enum_type(&e, kind);
+		const char *t = nt_out_data(&e);
+		for (size_t i = 0; t && i < nt_out_len(&e); i++) {
+			if (t[i] == '\'' || t[i] == '\\')
+				nt_out_put(&q, "\\", 1);
+			nt_out_put(&q, t + i, 1);
+		}
 	}
-	e.n = 0;
-	ntch_str(&q, "', type = '");
-	enum_type(&e, 1);
-	for (size_t i = 0; e.p && i < e.n; i++) {
-		if (e.p[i] == '\'' || e.p[i] == '\\')
-			ntch_put(&q, "\\", 1);
-		ntch_put(&q, e.p + i, 1);
-	}
-	ntch_fmt(&q, "' FROM system.columns WHERE database = '%s' AND table IN ('samples', "
-		   "'charges') AND name IN ('category', 'sample_type')", x->c->db);
+	nt_out_printf(&q, "' FROM system.columns WHERE database = '%s' AND table IN ('samples', "
+		      "'charges') AND name IN ('category', 'sample_type')", x->c->db);
 	char *out = NULL;
-	int rc = q.oom || e.oom ? nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
-				: ntch_exec(x->c, q.p, &out, x->err);
-	free(q.p);
-	free(e.p);
+	int rc = e.rc ? nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory")
+		      : exec_buf(x->c, &q, &out, x->err);
+	nt_out_end(&q);
+	nt_out_end(&e);
 	if (rc)
 		return -1;
 	int seen[2][2] = {{0, 0}, {0, 0}};
@@ -591,7 +611,7 @@ static int column_modes(chexp *x)
 static int pool_intern(chexp *x, const char *p, size_t n, uint32_t *off)
 {
 	size_t before = x->poolids.n;
-	if (x->pool.n + n > UINT32_MAX / 2)
+	if (nt_out_len(&x->pool) + n > UINT32_MAX / 2)
 		return -1;
 	int64_t id = nt_strpool_intern_h(&x->poolids, p, n, nt_strpool_hash(p, n));
 	if (id < 0)
@@ -602,9 +622,9 @@ static int pool_intern(chexp *x, const char *p, size_t n, uint32_t *off)
 	}
 	if (nt_grow((void **)&x->poolv, &x->poolcap, (size_t)id + 1, sizeof *x->poolv))
 		return -1;
-	*off = x->poolv[id] = (uint32_t)x->pool.n;
-	ntch_put(&x->pool, p, n);
-	return x->pool.oom ? -1 : 0;
+	*off = x->poolv[id] = (uint32_t)nt_out_len(&x->pool);
+	nt_out_put(&x->pool, p, n);
+	return x->pool.rc ? -1 : 0;
 }
 
 static int on_group(void *ctx, const nt_sql_row *row)
@@ -638,21 +658,24 @@ static int on_group(void *ctx, const nt_sql_row *row)
 	g->stype = (uint8_t)t;
 	g->weight = v[7].type == NT_SQL_REAL ? v[7].d : (double)v[7].i;
 	g->own_weight = v[8].type == NT_SQL_INTEGER && v[8].i != 0;
-	chbuf enc = {0};
+	nt_out enc;
+	nt_out_init(&enc, NULL);
 	int rc = 0;
 	for (int i = 0; !rc && i < 4; i++) {
-		enc.n = 0;
+		nt_out_reset(&enc);
 		if (i == 0)
 			rb_str(&enc, tid, strlen(tid));
 		else
 			put_value(&enc, 's', &v[3 + i]);
-		if (enc.oom || enc.n > UINT32_MAX / 2 || pool_intern(x, enc.p, enc.n, &g->off[i]))
+		size_t n = nt_out_len(&enc);
+		if (enc.rc || n > UINT32_MAX / 2 ||
+		    pool_intern(x, nt_out_data(&enc), n, &g->off[i]))
 			rc = 1;
-		g->len[i] = (uint32_t)enc.n;
+		g->len[i] = (uint32_t)n;
 		if (g->len[i] > x->maxlen[i])
 			x->maxlen[i] = g->len[i];
 	}
-	free(enc.p);
+	nt_out_end(&enc);
 	return rc;
 }
 
@@ -792,10 +815,9 @@ static int make_groups(chexp *x)
 	if (rc)
 		return -1;
 	/* the rows copy values 16 bytes at a time: zeroed slack after the last */
-	chbuf *b = &x->pool;
-	if (b->cap < b->n + CH_SLACK && nt_grow((void **)&b->p, &b->cap, b->n + CH_SLACK, 1))
+	if (nt_out_reserve(&x->pool, CH_SLACK))
 		return nt_fail(x->err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
-	memset(b->p + b->n, 0, CH_SLACK);
+	memset(nt_out_tail(&x->pool), 0, CH_SLACK);
 	return 0;
 }
 
@@ -830,7 +852,7 @@ static int insert_table(chexp *x, int t)
 	char q[256];
 	snprintf(q, sizeof q, "INSERT INTO %s.%s FORMAT RowBinary", x->c->db,
 		 CH_DATA_TABLES[t]);
-	x->buf.n = 0;
+	nt_out_reset(&x->buf);
 	x->table = t;
 	if (ntch_req_start(&x->req, x->c, q, x->err))
 		goto fail;
@@ -862,21 +884,21 @@ static int id_in(const char *list, const char *id)
 	return 0;
 }
 
-static void put_id_list(chbuf *b, chexp *x, int only_wanted)
+static void put_id_list(nt_out *b, chexp *x, int only_wanted)
 {
 	int first = 1;
-	ntch_put(b, "(", 1);
+	nt_out_put(b, "(", 1);
 	for (size_t i = 0; i < x->nids; i++) {
 		if (only_wanted && !x->want[i])
 			continue;
 		if (!first)
-			ntch_put(b, ",", 1);
+			nt_out_put(b, ",", 1);
 		first = 0;
-		ntch_put(b, "'", 1);
-		ntch_str(b, x->ids[i]); /* checked: hex digits only */
-		ntch_put(b, "'", 1);
+		nt_out_put(b, "'", 1);
+		nt_out_str(b, x->ids[i]); /* checked: hex digits only */
+		nt_out_put(b, "'", 1);
 	}
-	ntch_put(b, ")", 1);
+	nt_out_put(b, ")", 1);
 }
 
 /* A row of `traces`: trace_id, file, imported, sessions, samples, events, generator,
@@ -890,7 +912,7 @@ static int on_trace_row(void *ctx, const nt_sql_row *row)
 	const char *id = trace_of(x, v[0].i);
 	if (!id)
 		return 0;
-	chbuf *b = &x->buf;
+	nt_out *b = &x->buf;
 	rb_str(b, id, strlen(id));
 	put_value(b, 's', &v[1]);
 	rb_le(b, (uint64_t)time(NULL), 4);
@@ -907,20 +929,22 @@ static int on_trace_row(void *ctx, const nt_sql_row *row)
 		rb_str(b, val, strlen(val));
 	}
 	x->traces++;
-	return b->oom;
+	return b->rc != 0;
 }
 
 #define CH_MUTATION_WAIT_S 120
 
 static int wait_mutations(const chconn *c, nt_error *err)
 {
-	chbuf q = {0};
-	ntch_fmt(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND is_done = 0",
-	       c->db);
-	int rc = q.oom ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory") : 0;
+	nt_out q;
+	nt_out_init(&q, NULL);
+	nt_out_printf(&q, "SELECT count() FROM system.mutations WHERE database = '%s' AND "
+		      "is_done = 0", c->db);
+	const char *sql = nt_out_cstr(&q);
+	int rc = !sql ? nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory") : 0;
 	for (int i = 0; !rc; i++) {
 		char *n = NULL;
-		if ((rc = ntch_exec(c, q.p, &n, err)))
+		if ((rc = ntch_exec(c, sql, &n, err)))
 			break;
 		int pending = n && strtoull(n, NULL, 10) > 0;
 		free(n);
@@ -934,7 +958,7 @@ static int wait_mutations(const chconn *c, nt_error *err)
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	free(q.p);
+	nt_out_end(&q);
 	return rc;
 }
 
@@ -981,6 +1005,8 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	memset(&local, 0, sizeof local);
 	chexp x;
 	memset(&x, 0, sizeof x);
+	nt_out_init(&x.buf, NULL);
+	nt_out_init(&x.pool, NULL);
 	x.c = &c;
 	x.st = st;
 	x.err = err;
@@ -995,7 +1021,8 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 			    ? opts->profile : NULL;
 	int rc = 0;
 	char *done = NULL, *stray = NULL;
-	chbuf q = {0};
+	nt_out q;
+	nt_out_init(&q, NULL);
 	if (!(x.want = calloc(x.nids ? x.nids : 1, 1))) {
 		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 		goto out;
@@ -1004,29 +1031,27 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		goto out;
 
 	/* the database and the tables */
-	ntch_fmt(&q, "CREATE DATABASE IF NOT EXISTS %s", c.db);
-	if ((rc = ntch_exec(&c, q.p, NULL, err)))
+	nt_out_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", c.db);
+	if ((rc = exec_buf(&c, &q, NULL, err)))
 		goto out;
 	for (size_t i = 0; i < sizeof CH_SCHEMA / sizeof CH_SCHEMA[0]; i++) {
-		q.n = 0;
+		nt_out_reset(&q);
 		for (const char *p = CH_SCHEMA[i]; *p;) {
 			const char *at = strchr(p, '@');
 			if (!at) {
-				ntch_str(&q, p);
+				nt_out_str(&q, p);
 				break;
 			}
-			ntch_put(&q, p, (size_t)(at - p));
+			nt_out_put(&q, p, (size_t)(at - p));
 			if (!strncmp(at, "@DB@", 4))
-				ntch_str(&q, c.db);
+				nt_out_str(&q, c.db);
 			else if (!strncmp(at, "@CAT@", 5))
 				enum_type(&q, 0);
 			else if (!strncmp(at, "@STYPE@", 7))
 				enum_type(&q, 1);
 			p = strchr(at + 1, '@') + 1;
 		}
-		if (q.oom)
-			goto out_oom;
-		if ((rc = ntch_exec(&c, q.p, NULL, err)))
+		if ((rc = exec_buf(&c, &q, NULL, err)))
 			goto out;
 	}
 	/* tables an earlier version made take their own column types: known before any row */
@@ -1034,13 +1059,13 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		goto out;
 
 	/* complete traces are skipped; the others lose any rows of an earlier attempt */
-	q.n = 0;
-	ntch_fmt(&q, "SELECT DISTINCT trace_id FROM %s.traces WHERE trace_id IN ", c.db);
+	nt_out_reset(&q);
+	nt_out_printf(&q, "SELECT DISTINCT trace_id FROM %s.traces WHERE trace_id IN ", c.db);
 	for (size_t i = 0; i < x.nids; i++)
 		x.want[i] = 1;
 	put_id_list(&q, &x, 0);
-	if (q.oom || (rc = ntch_exec(&c, q.p, &done, err)))
-		goto out_oom;
+	if ((rc = exec_buf(&c, &q, &done, err)))
+		goto out;
 	size_t nwant = 0;
 	for (size_t i = 0; i < x.nids; i++) {
 		x.want[i] = !id_in(done, x.ids[i]) || (opts->flags & NT_CH_REPLACE);
@@ -1056,19 +1081,20 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	for (size_t t = 0; t <= CH_NDATA; t++) {
 		const char *table = t < CH_NDATA ? CH_DATA_TABLES[t] : "traces";
 		/* only where rows exist: a mutation per import would pile up for nothing */
-		q.n = 0;
-		ntch_fmt(&q, "SELECT count() FROM %s.%s WHERE trace_id IN ", c.db, table);
+		nt_out_reset(&q);
+		nt_out_printf(&q, "SELECT count() FROM %s.%s WHERE trace_id IN ", c.db, table);
 		put_id_list(&q, &x, 1);
 		free(stray);
 		stray = NULL;
-		if (q.oom || (rc = ntch_exec(&c, q.p, &stray, err)))
-			goto out_oom;
+		if ((rc = exec_buf(&c, &q, &stray, err)))
+			goto out;
 		if (stray && strtoull(stray, NULL, 10) > 0) {
-			q.n = 0;
-			ntch_fmt(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db, table);
+			nt_out_reset(&q);
+			nt_out_printf(&q, "ALTER TABLE %s.%s DELETE WHERE trace_id IN ", c.db,
+				      table);
 			put_id_list(&q, &x, 1);
-			if (q.oom || (rc = ntch_exec(&c, q.p, NULL, err)))
-				goto out_oom;
+			if ((rc = exec_buf(&c, &q, NULL, err)))
+				goto out;
 			local.cleared++;
 		}
 	}
@@ -1090,7 +1116,7 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	}
 
 	/* last: the rows that say each trace is complete */
-	x.buf.n = 0;
+	nt_out_reset(&x.buf);
 	rc = nt_store_query(st,
 			    "SELECT s.id, s.file, s.samples, "
 			    "(SELECT COUNT(*) FROM events e WHERE e.session_id = s.id) "
@@ -1106,7 +1132,7 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 		chreq r;
 		rc = ntch_req_start(&r, &c, ins, err);
 		if (!rc)
-			rc = ntch_req_chunk(&r, x.buf.p, x.buf.n);
+			rc = ntch_req_chunk(&r, nt_out_data(&x.buf), nt_out_len(&x.buf));
 		if (!rc)
 			rc = ntch_req_finish(&r, NULL);
 		else if (r.fd >= 0)
@@ -1116,10 +1142,6 @@ int nt_store_export_clickhouse(nt_store *st, const nt_ch_opts *opts, nt_ch_stats
 	}
 	if (!rc)
 		local.imported = x.traces;
-	goto out;
-out_oom:
-	if (!rc)
-		rc = nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory");
 out:
 	local.rows = x.rows;
 	local.bytes = x.bytes;
@@ -1129,7 +1151,7 @@ out:
 		memcpy(stats, &local, sz);
 	}
 	free(x.groups);
-	free(x.pool.p);
+	nt_out_end(&x.pool);
 	free(x.poolv);
 	nt_strpool_free(&x.poolids);
 	for (size_t i = 0; i < x.ncs; i++)
@@ -1137,8 +1159,8 @@ out:
 	free(x.name);
 	free(x.parent);
 	free(x.want);
-	free(x.buf.p);
-	free(q.p);
+	nt_out_end(&x.buf);
+	nt_out_end(&q);
 	free(done);
 	free(stray);
 	return rc ? (err->code ? err->code : rc) : 0;

@@ -1,22 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* store-clickhouse.h - private to the ClickHouse export (not installed): the text buffer
- * and the HTTP client of store-clickhouse-http.c, which store-clickhouse.c builds its
- * statements and rows with and sends them through. */
+/* store-clickhouse.h - private to the ClickHouse export (not installed): the HTTP client of
+ * store-clickhouse-http.c, which store-clickhouse.c sends its statements and rows through
+ * (both build them in memory nt_out buffers, out.c). */
 #ifndef NT_STORE_CLICKHOUSE_H
 #define NT_STORE_CLICKHOUSE_H
 
 #include "internal.h"
-
-/* A growable NUL-terminated text (or RowBinary) buffer: zero-initialise it; out of memory
- * sets oom and makes every later put a no-op (check oom once at the end); free(p). */
-typedef struct chbuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} chbuf;
-void ntch_put(chbuf *b, const char *s, size_t n);
-void ntch_str(chbuf *b, const char *s);
-void ntch_fmt(chbuf *b, const char *fmt, ...) NT_PRINTF(2, 3);
 
 /* A server: clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB] (also http://), port 8123 and
  * database "default" when not given. ntch_parse_url() fails with NT_EINVAL. */

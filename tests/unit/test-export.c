@@ -227,6 +227,56 @@ static void test_export_escapes_xml_and_json(void)
 	nt_membuf_free(&mb);
 }
 
+/* ------------------------------------------------------------------ memory buffers */
+
+static void test_export_out_memory(void)
+{
+	nt_out o;
+	nt_out_init(&o, NULL);
+	ok(nt_out_data(&o) == NULL && nt_out_len(&o) == 0, "out mem: empty, nothing allocated");
+	is_str(nt_out_cstr(&o), "", "out mem: an empty string");
+	nt_out_str(&o, "SELECT ");
+	nt_out_printf(&o, "%d, '%s'", 42, "x");
+	is_int((long long)nt_out_len(&o), 14, "out mem: 14 bytes");
+	is_str(nt_out_cstr(&o), "SELECT 42, 'x'", "out mem: NUL-terminated when asked");
+	is_int(nt_out_flush(&o), 0, "out mem: flush without a sink");
+	is_int((long long)nt_out_len(&o), 14, "out mem: flush keeps the bytes");
+	char big[600];
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	nt_out_reset(&o);
+	nt_out_printf(&o, "<%s>", big); /* longer than printf's stack copy */
+	ok(nt_out_len(&o) == sizeof big + 1 && nt_out_cstr(&o)[0] == '<' &&
+	   nt_out_cstr(&o)[sizeof big] == '>' && nt_out_cstr(&o)[sizeof big + 1] == '\0',
+	   "out mem: a long printf after reset");
+	/* past the 1 MiB at which a sink's buffer flushes: a memory buffer keeps all */
+	nt_out_reset(&o);
+	for (int i = 0; i < 3000; i++)
+		nt_out_put(&o, big, sizeof big - 1);
+	ok(o.rc == 0 && nt_out_len(&o) == 3000 * (sizeof big - 1), "out mem: 1.8 MB kept");
+	nt_out_reset(&o);
+	ok(nt_out_reserve(&o, 24) == 0 && o.cap >= 24, "out mem: reserve");
+	memcpy(nt_out_tail(&o), "abc", 3);
+	nt_out_advance(&o, 3);
+	nt_out_put(&o, "d", 1);
+	char *s = nt_out_take(&o);
+	is_str(s, "abcd", "out mem: take hands over the bytes");
+	ok(nt_out_data(&o) == NULL && nt_out_len(&o) == 0, "out mem: empty after take");
+	free(s);
+	/* a failure sticks: later writes are dropped, no string is returned */
+	nt_out_put(&o, "x", 1);
+	is_int(nt_out_reserve(&o, SIZE_MAX), -1, "out mem: an impossible reserve fails");
+	is_int(o.rc, NT_ENOMEM, "out mem: NT_ENOMEM sticks");
+	nt_out_put(&o, "y", 1);
+	ok(nt_out_len(&o) == 1 && nt_out_cstr(&o) == NULL && nt_out_take(&o) == NULL,
+	   "out mem: after the failure, no write and no string");
+	is_int(nt_out_end(&o), NT_ENOMEM, "out mem: end reports it");
+	nt_out z = {0};
+	nt_out_put(&z, "zero", 4);
+	is_str(nt_out_cstr(&z), "zero", "out mem: a zeroed nt_out is a memory buffer");
+	is_int(nt_out_end(&z), 0, "out mem: end frees");
+}
+
 /* ------------------------------------------------------------------ SVG */
 
 static int svg_of(nt_stacks *s, nt_stacks *base, const nt_flame_opts *o, nt_membuf *mb)
@@ -531,6 +581,7 @@ int main(void)
 	test_export_prefix_sharing();
 	test_export_ftree_totals_and_order();
 	test_export_escapes_xml_and_json();
+	test_export_out_memory();
 	test_export_svg_escapes_names();
 	test_export_svg_minwidth_and_layout();
 	test_export_svg_timeline();
