@@ -42,14 +42,26 @@ void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopt
 	*shortopts = so;
 }
 
-const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra)
+/* The short options behind prefix ("+:" or ":") and before extra; opterr = 0. */
+static const char *getopt_prefixed(const tool *t, struct option **longopts, const char *prefix,
+				   const char *extra)
 {
 	static char buf[260];
 	char *so;
 	tool_getopt_tables(t, longopts, &so);
-	snprintf(buf, sizeof buf, ":%s%s", so, extra);
+	snprintf(buf, sizeof buf, "%s%s%s", prefix, so, extra);
 	opterr = 0;
 	return buf;
+}
+
+const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra)
+{
+	return getopt_prefixed(t, longopts, ":", extra);
+}
+
+const char *tool_getopt_cmd(const tool *t, struct option **longopts)
+{
+	return getopt_prefixed(t, longopts, "+:", "");
 }
 
 int tool_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -62,6 +74,17 @@ int tool_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	if (errno || *end || v < lo || v > hi)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int tool_parse_pid(tool *t, const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(s, &end, 10);
+	if (*end || errno || pid <= 0 || pid > INT32_MAX)
+		return tool_usage_error(t, "bad pid '%s'", s);
+	*out = pid;
 	return 0;
 }
 

@@ -36,8 +36,15 @@ void tool_getopt_tables(const tool *t, struct option **longopts, char **shortopt
  * ':', for tool_bad_option) and extra appended; sets opterr = 0 so that getopt's own
  * messages (which would name the libtool wrapper's argv[0]) stay quiet. */
 const char *tool_getopt_colon(const tool *t, struct option **longopts, const char *extra);
+/* tool_getopt_colon() for a tool that runs a command: a '+' first as well, so that
+ * getopt_long stops at the command and leaves the command's own options to it. */
+const char *tool_getopt_cmd(const tool *t, struct option **longopts);
 /* A decimal integer in [lo, hi] and nothing else (no sign, no space): 0, else -1. */
 int tool_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* The argument of -p PID: a decimal process id from 1 to INT32_MAX, as strtol() reads it.
+ * 0 with *out set; else prints "prog: bad pid 'S'" (tool_usage_error) and returns
+ * EXIT_USAGE. */
+int tool_parse_pid(tool *t, const char *s, long *out);
 void tool_help(const tool *t);
 void tool_version(const tool *t);
 /* Prints "prog: message" + "Try 'prog --help'." and returns EXIT_USAGE. */

@@ -544,16 +544,12 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		switch (c) {
-		case 'p': {
-			char *end;
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (*end || errno || pid <= 0 || pid > INT32_MAX) {
+		case 'p':
+			if (tool_parse_pid(&t, optarg, &pid)) {
 				nt_diag_providers_free(&ps);
-				return tool_usage_error(&t, "bad pid '%s'", optarg);
+				return EXIT_USAGE;
 			}
 			break;
-		}
 		case 'n': name = optarg; break;
 		case 'o': out_path = optarg; break;
 		case 'q': r.quiet = 1; break;

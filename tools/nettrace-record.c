@@ -92,19 +92,6 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-static int parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
-{
-	char *end;
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int readable(const char *p)
 {
 	return access(p, R_OK) == 0;
@@ -532,35 +519,29 @@ int main(int argc, char **argv)
 		  "to a nettrace file.",
 		  record_opts, 0, 0};
 	struct option *lo;
-	char *so, shortopts[260];
-	tool_getopt_tables(&t, &lo, &so);
-	/* '+': stop at CMD, so that CMD's own options are not taken for ours; ':' reports a
-	 * missing argument as ':', and opterr = 0 keeps getopt's own messages (which would
-	 * name the libtool wrapper's argv[0]) quiet (as nettrace-tree does) */
-	snprintf(shortopts, sizeof shortopts, "+:%s", so);
-	opterr = 0;
+	const char *shortopts = tool_getopt_cmd(&t, &lo); /* stops at CMD */
 	rec_cfg c;
 	memset(&c, 0, sizeof c);
 	c.output = "record.nettrace";
-	unsigned long v;
+	uint64_t v;
 	int opt;
 	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		switch (opt) {
 		case 'h': tool_help(&t); return tool_finish(&t);
 		case 'V': tool_version(&t); return tool_finish(&t);
 		case OPT_FREQ:
-			if (parse_uint(optarg, 1, 1000, &v))
+			if (tool_parse_u64(optarg, 1, 1000, &v))
 				return tool_usage_error(&t, "bad frequency '%s' (1 to 1000 Hz)", optarg);
 			c.freq = optarg;
 			break;
 		case OPT_INTERVAL:
-			if (parse_uint(optarg, 1, 1000, &v))
+			if (tool_parse_u64(optarg, 1, 1000, &v))
 				return tool_usage_error(&t, "bad interval '%s' (1 to 1000 ms)", optarg);
 			c.interval = optarg;
 			break;
 		case OPT_POISSON: c.poisson = 1; break;
 		case OPT_SEED:
-			if (parse_uint(optarg, 1, ULONG_MAX, &v))
+			if (tool_parse_u64(optarg, 1, UINT64_MAX, &v))
 				return tool_usage_error(&t, "bad seed '%s' (a positive integer)", optarg);
 			c.seed = optarg;
 			break;
@@ -571,13 +552,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SAMPLEPOINT: c.samplepoint = 1; break;
 		case OPT_SIGNAL:
-			if (parse_uint(optarg, (unsigned long)SIGRTMIN, (unsigned long)SIGRTMAX, &v))
+			if (tool_parse_u64(optarg, (uint64_t)SIGRTMIN, (uint64_t)SIGRTMAX, &v))
 				return tool_usage_error(&t, "bad signal '%s' (a real-time signal, %d to %d)",
 							optarg, SIGRTMIN, SIGRTMAX);
 			c.signo = optarg;
 			break;
 		case OPT_DEPTH:
-			if (parse_uint(optarg, 1, 1024, &v))
+			if (tool_parse_u64(optarg, 1, 1024, &v))
 				return tool_usage_error(&t, "bad depth '%s' (1 to 1024)", optarg);
 			c.depth = optarg;
 			break;

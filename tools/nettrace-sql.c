@@ -7,7 +7,7 @@
  * Input: FILE... (traces, "-" = stdin; or one database, told apart by its header);
  * output: stdout; diagnostics and the progress line: stderr. The work is libnettrace's
  * (profile.c, store-sqlite.c); this file parses options and formats results. */
-#include "config.h" /* _GNU_SOURCE and friends: clock_gettime, strdup, O_CLOEXEC, sigaction */
+#include "config.h" /* _GNU_SOURCE and friends: strdup, O_CLOEXEC, sigaction */
 
 #include "common.h"
 
@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -123,20 +122,13 @@ typedef struct progress {
 	const char *prog;
 } progress;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Imports longer than a second get a line on a terminal's stderr, rewritten in place. */
 static void on_progress(void *ctx, uint64_t samples, uint64_t events)
 {
 	progress *pg = ctx;
 	if (!pg->tty)
 		return;
-	double t = now_s();
+	double t = tool_mono_s();
 	if (t - pg->start < 1.0 || t - pg->last < 0.25)
 		return;
 	pg->last = t;
@@ -605,11 +597,11 @@ static int export_clickhouse(tool *t, sql_cfg *cfg, nt_store *st, const nt_profi
 		nt_ch_stats cs = {sizeof cs, 0, 0, 0, 0, 0, 0, 0};
 		nt_error err;
 		nt_error_clear(&err);
-		double t0 = now_s();
+		double t0 = tool_mono_s();
 		if (nt_store_export_clickhouse(st, &o, &cs, &err)) {
 			ec = tool_error(t, NULL, &err);
 		} else if (t->verbose) {
-			double dt = now_s() - t0;
+			double dt = tool_mono_s() - t0;
 			fprintf(stderr,
 				"%s: ClickHouse: %" PRIu64 " trace(s) imported, %" PRIu64
 				" there already, %" PRIu64 " samples, %" PRIu64 " events, %" PRIu64
@@ -782,7 +774,7 @@ int main(int argc, char **argv)
 			goto finish;
 		}
 	} else {
-		progress pg = {isatty(2), now_s(), 0, 0, t.prog};
+		progress pg = {isatty(2), tool_mono_s(), 0, 0, t.prog};
 		nt_store_opts so = {sizeof so, cfg.no_events ? NT_STORE_NO_EVENTS : 0, on_progress,
 				    &pg};
 		if (nt_store_open(&st, cfg.out ? cfg.out : ":memory:", &so, &err)) {

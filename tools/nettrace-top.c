@@ -351,10 +351,8 @@ int main(int argc, char **argv)
 		char *end;
 		switch (c) {
 		case 'p':
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (*end || errno || pid <= 0 || pid > INT32_MAX)
-				return tool_usage_error(&t, "bad pid '%s'", optarg);
+			if (tool_parse_pid(&t, optarg, &pid))
+				return EXIT_USAGE;
 			break;
 		case OPT_WINDOW:
 			window = strtod(optarg, &end);
