@@ -525,8 +525,7 @@ int main(int argc, char **argv)
 		  "written to a file; SIGINT or --duration stops the session cleanly.",
 		  OPTS, 0, 0};
 	struct option *lo;
-	char *so;
-	tool_getopt_tables(&t, &lo, &so);
+	const char *so = tool_getopt_colon(&t, &lo, "");
 	rec r;
 	memset(&r, 0, sizeof r);
 	r.t = &t;
@@ -541,7 +540,6 @@ int main(int argc, char **argv)
 	nt_error err;
 	nt_error_clear(&err);
 	int c;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -615,10 +613,7 @@ int main(int argc, char **argv)
 		case 'V': tool_version(&t); nt_diag_providers_free(&ps); return tool_finish(&t);
 		default:
 			nt_diag_providers_free(&ps);
-			if (optopt && optopt < 128)
-				return tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			return tool_usage_error(&t, "bad option '%s' or missing argument",
-						argv[optind - 1]);
+			return tool_bad_option(&t, c, argv);
 		}
 	}
 	char **cmd = optind < argc ? argv + optind : NULL;

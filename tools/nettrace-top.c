@@ -337,8 +337,7 @@ int main(int argc, char **argv)
 		  "and their state, samples/s and the realized sampling interval, GC pauses.",
 		  OPTS, 0, 0};
 	struct option *lo;
-	char *so;
-	tool_getopt_tables(&t, &lo, &so);
+	const char *so = tool_getopt_colon(&t, &lo, "");
 	long pid = 0;
 	double window = 10, interval = 1, duration = 0;
 	int once = 0, plain = 0, follow = 1;
@@ -346,7 +345,6 @@ int main(int argc, char **argv)
 	memset(&sc, 0, sizeof sc);
 	sc.top = 20;
 	int c;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		char *end;
 		switch (c) {
@@ -392,10 +390,7 @@ int main(int argc, char **argv)
 		case 'h': tool_help(&t); return tool_finish(&t);
 		case 'V': tool_version(&t); return tool_finish(&t);
 		default:
-			if (optopt && optopt < 128)
-				return tool_usage_error(&t, "bad option '-%c' or missing argument", optopt);
-			return tool_usage_error(&t, "bad option '%s' or missing argument",
-						argv[optind - 1]);
+			return tool_bad_option(&t, c, argv);
 		}
 	}
 	const char *file = optind < argc ? argv[optind] : NULL;

@@ -6,7 +6,7 @@
 # nettrace-flame refuses an empty file and a binary (ELF, SQLite) instead of drawing an
 # empty graph or calling it malformed folded text, and will not write an SVG or gzip to a
 # terminal; an SQL error in the query is a usage error (1), not a system error (3); bad
-# options are worded alike; -j is --json, -n a row count, -e the SQL of nettrace-sql (-q,
+# options are worded alike (nettrace-collect and nettrace-top too); -j is --json, -n a row count, -e the SQL of nettrace-sql (-q,
 # its old letter, still read); --rules adds to the built-in rules unless
 # --no-default-rules; nettrace-fold --print-rules prints data/rules/default.rules.
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -91,13 +91,22 @@ if sampler_built; then
 else
 	skip "nettrace-record's options" "the sampler is not built (configure --disable-sampler)"
 fi
-for t in $tools; do
+for t in $tools collect top; do
 	check "nettrace-$t --bogus" 1 "nettrace-$t: unrecognized option '--bogus'
 Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" --bogus
-	[ "$t" = info ] && continue # (no -o)
+	case $t in info | top) continue ;; esac # (no -o)
 	check "nettrace-$t -o without its argument" 1 "nettrace-$t: option '-o' requires an argument
 Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" -o
 done
+# the attaching tools had a dialect of their own ("bad option '-p' or missing argument")
+for t in collect top; do
+	check "nettrace-$t --pid without its argument" 1 "nettrace-$t: option '--pid' requires an argument
+Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" --pid
+	check "nettrace-$t -z" 1 "nettrace-$t: invalid option '-z'
+Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" -z
+done
+check "nettrace-top --once=3" 1 "nettrace-top: option '--once' does not take an argument
+Try 'nettrace-top --help'." "$TOOLS/nettrace-top" --once=3
 check "nettrace-info -o" 1 "nettrace-info: invalid option '-o'
 Try 'nettrace-info --help'." "$TOOLS/nettrace-info" -o x
 
