@@ -28,7 +28,12 @@
  * Not here: the handler (signal.c), unwinding (unwind.c), schedules (schedule.c), the
  * output format (drain.c), samplepoint mode (samplepoint.c), the thread registry
  * (threads.c), the environment-driven start (env.c), the interposers (interpose.c); the
- * state they share is nts_rt (runtime.h). */
+ * state they share is nts_rt (runtime.h).
+ *
+ * Size: about 1,260 lines, over the project's ~1,200. What is left is one lock's work:
+ * every part runs under nts_rt.mu and shares this file's static helpers (slot_retire from
+ * the sweep, a round and nts_stop; count_dropped from the drain and a round; wake_sampler
+ * from session open, close and stop), which a further split would have to export. */
 #include "runtime.h"
 
 #include <dirent.h>
