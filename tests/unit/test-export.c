@@ -318,6 +318,12 @@ static void test_export_svg_minwidth_and_layout(void)
 	svg_of(s, NULL, NULL, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3, "svg: default minwidth drops a 0.01 px frame");
 	nt_membuf_free(&mb);
+	/* zero is the default in every options struct: min_width 0 is not "keep everything" */
+	nt_flame_opts zero = NT_INIT(nt_flame_opts);
+	svg_of(s, NULL, &zero, &mb);
+	is_int(count((char *)mb.data, mb.len, "<g v=\""), 3,
+	       "svg: min_width 0 (NT_INIT) is the default: the 0.01 px frame is dropped too");
+	nt_membuf_free(&mb);
 	nt_flame_opts o = {sizeof o, "My <title>", "sub", 800, 20, -1, 0, 1, 0, NULL, 0, 0, 0};
 	svg_of(s, NULL, &o, &mb);
 	is_int(count((char *)mb.data, mb.len, "<g v=\""), 4, "svg: min_width < 0 keeps every frame");
