@@ -6,9 +6,10 @@
 # nettrace-flame refuses an empty file and a binary (ELF, SQLite) instead of drawing an
 # empty graph or calling it malformed folded text, and will not write an SVG or gzip to a
 # terminal; an SQL error in the query is a usage error (1), not a system error (3); bad
-# options are worded alike (nettrace-collect and nettrace-top too); -j is --json, -n a row count, -e the SQL of nettrace-sql (-q,
-# its old letter, still read); --rules adds to the built-in rules unless
-# --no-default-rules; nettrace-fold --print-rules prints data/rules/default.rules.
+# options are worded alike (nettrace-collect and nettrace-top too, issue 17); -j is
+# --json, -n a row count, -e the SQL of nettrace-sql (-q, its old letter, still read);
+# --rules adds to the built-in rules unless --no-default-rules; nettrace-fold
+# --print-rules prints data/rules/default.rules.
 . "$top_srcdir/tests/e2e/lib.sh"
 TOOLS=$top_builddir/tools
 FLAME=$TOOLS/nettrace-flame
@@ -100,7 +101,8 @@ Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" -o
 done
 # the attaching tools had a dialect of their own ("bad option '-p' or missing argument")
 for t in collect top; do
-	check "nettrace-$t --pid without its argument" 1 "nettrace-$t: option '--pid' requires an argument
+	check "nettrace-$t --pid without its argument" 1 \
+		"nettrace-$t: option '--pid' requires an argument
 Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" --pid
 	check "nettrace-$t -z" 1 "nettrace-$t: invalid option '-z'
 Try 'nettrace-$t --help'." "$TOOLS/nettrace-$t" -z

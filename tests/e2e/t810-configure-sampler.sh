@@ -33,8 +33,8 @@ if [ "$want" = yes ]; then
 	[ -x "$rec" ] && [ -f "$lib" ] && pass "this build has nettrace-record and the sampler" ||
 		fail "this build has nettrace-record and the sampler"
 else
-	[ ! -e "$rec" ] && [ ! -e "$lib" ] && pass "this build has no nettrace-record, no sampler" ||
-		fail "this build has no nettrace-record, no sampler"
+	d="this build has no nettrace-record, no sampler"
+	[ ! -e "$rec" ] && [ ! -e "$lib" ] && pass "$d" || fail "$d"
 fi
 
 # A scratch copy of the sources to configure.
@@ -46,8 +46,9 @@ src=$T/src
 mkdir -p "$src"
 (
 	cd "$top_srcdir" &&
-		{ git ls-files | grep -v '^data/'; echo configure; echo Makefile.in; echo config.h.in;
-		  find build-aux m4 -type f; } | tar cf - -T - | (cd "$src" && tar xf -)
+		{ git ls-files | grep -v '^data/'; echo configure; echo Makefile.in;
+		  echo config.h.in; find build-aux m4 -type f; } | tar cf - -T - |
+		(cd "$src" && tar xf -)
 ) || { fail "a copy of the sources"; done_testing; }
 cc=${CC:-cc}
 
@@ -66,16 +67,19 @@ if [ "$rc" -ne 0 ]; then
 else
 	pass "configure --disable-sampler succeeds"
 	is "$(sed -n 's/^NT_SAMPLER = //p' "$src/Makefile")" no "--disable-sampler: NT_SAMPLER = no"
-	n=$(cd "$src" && make -n all 2>/dev/null | grep -c 'nettrace-record\|libnettrace-sampler\|sampler/')
+	n=$(cd "$src" && make -n all 2>/dev/null |
+		grep -c 'nettrace-record\|libnettrace-sampler\|sampler/')
 	is "$n" 0 "--disable-sampler: make builds neither nettrace-record nor the sampler"
 fi
 
 # A host the sampler does not support (a cross configure for aarch64, with this compiler).
 configure_in "$T/cross.log" --build=x86_64-pc-linux-gnu --host=aarch64-linux-gnu CC="$cc"
 if [ "$rc" -ne 0 ]; then
-	skip "aarch64 host: no sampler by default" "cross configure failed: $(tail -n 1 "$T/cross.log")"
+	skip "aarch64 host: no sampler by default" \
+		"cross configure failed: $(tail -n 1 "$T/cross.log")"
 else
-	is "$(sed -n 's/^NT_SAMPLER = //p' "$src/Makefile")" no "aarch64 host: no sampler by default"
+	is "$(sed -n 's/^NT_SAMPLER = //p' "$src/Makefile")" no \
+		"aarch64 host: no sampler by default"
 fi
 configure_in "$T/enable.log" --build=x86_64-pc-linux-gnu --host=aarch64-linux-gnu CC="$cc" \
 	--enable-sampler

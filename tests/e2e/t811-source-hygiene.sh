@@ -64,8 +64,8 @@ fi
 : >"$T/missing"
 while read -r f; do
 	[ -f "$f" ] || continue
-	for p in $(grep -oE '(^|[^A-Za-z0-9_./-])(doc|data)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.md' "$f" 2>/dev/null |
-		sed 's|^[^dD]*||'); do
+	md='(^|[^A-Za-z0-9_./-])(doc|data)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.md'
+	for p in $(grep -oE "$md" "$f" 2>/dev/null | sed 's|^[^dD]*||'); do
 		[ -e "$p" ] || echo "$f: $p" >>"$T/missing"
 	done
 done <"$T/text"
