@@ -214,6 +214,51 @@ static qev *queue_slot(cthread *t)
 		return NULL;
 	return &QI(t, t->len);
 }
+/* ------------------------------------------------------------------ per-event steps */
+
+/* The steps the checked path (block_next_event()) and the fast path (fast_decode(),
+ * fast_commit()) share; always inlined, so that each stays one loop body. */
+#define FAST_INLINE inline __attribute__((always_inline))
+
+/* The metadata record of meta_id through the one-entry cache r->meta_last, which a hit
+ * refills; NULL when the id is not defined (the cache is then left as it was). */
+static FAST_INLINE const nt_metadata *rd_meta(nt_reader *r, uint32_t meta_id)
+{
+	if (r->meta_last && meta_id == r->meta_last_id)
+		return r->meta_last;
+	const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
+	if (m) {
+		r->meta_last = m;
+		r->meta_last_id = meta_id;
+		r->meta_last_events = nt_meta_events(m);
+		r->meta_last_sample = nt_meta_is_sample(m);
+	}
+	return m;
+}
+
+/* The definition of stack_id (not 0) in this region, or NULL (counted as a missing
+ * stack). */
+static FAST_INLINE const stackref *rd_stack(nt_reader *r, uint32_t stack_id)
+{
+	size_t si = (size_t)stack_id - 1;
+	/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
+	if (!r->stacks_sparse ? stack_id <= r->nstacks : nt_idmap_get(&r->stack_map, stack_id, &si))
+		return &r->stacks[si];
+	r->stats.missing_stacks++;
+	return NULL;
+}
+
+/* Counts a decoded event with timestamp ts (sorted: its sorted flag) in r->stats. */
+static FAST_INLINE void rd_count(nt_reader *r, uint64_t ts, unsigned sorted)
+{
+	r->stats.events++;
+	r->stats.events_sorted += sorted;
+	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
+		r->stats.first_timestamp = ts;
+	if (ts > r->stats.last_timestamp)
+		r->stats.last_timestamp = ts;
+}
+
 /* Decodes the next event of the current block into *e (payload pointer *pp). Returns 1
  * with an event, 0 at the end of the block, < 0 on error. Metadata ids must be known. */
 static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *err)
@@ -242,49 +287,20 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	}
 	if (e->meta_id == 0 && !r->v6)
 		return ntr_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
-	if (!r->meta_last || e->meta_id != r->meta_last_id) {
-		r->meta_last = nt_meta_lookup(r->meta, e->meta_id);
-		r->meta_last_id = e->meta_id;
-		if (r->meta_last) {
-			r->meta_last_events = nt_meta_events(r->meta_last);
-			r->meta_last_sample = nt_meta_is_sample(r->meta_last);
-		}
-	}
-	e->meta = r->meta_last;
+	e->meta = rd_meta(r, e->meta_id);
 	if (!e->meta)
 		return ntr_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
 			       e->meta_id);
 	/* Resolve the stack now, as file order does: in timestamp order the event may be
 	 * dispatched after a later StackBlock of the same region redefined its id. The
 	 * offsets stay valid until the region's stacks are reset, after its last dispatch. */
-	size_t si = 0;
-	int found = 0;
-	e->stack_ok = 0;
-	e->stack_slot = 0;
-	e->stack_off = 0;
-	e->stack_depth = 0;
-	if (e->stack_id && !r->stacks_sparse) {
-		/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
-		found = e->stack_id <= r->nstacks;
-		si = (size_t)e->stack_id - 1;
-	} else if (e->stack_id) {
-		found = nt_idmap_get(&r->stack_map, e->stack_id, &si);
-	}
-	if (found) {
-		e->stack_ok = 1;
-		e->stack_slot = (uint32_t)si + 1; /* si < nstacks <= ids in 32 bits */
-		e->stack_off = r->stacks[si].off;
-		e->stack_depth = r->stacks[si].depth;
-	} else if (e->stack_id) {
-		r->stats.missing_stacks++;
-	}
-	r->stats.events++;
-	if (e->sorted)
-		r->stats.events_sorted++;
-	if (r->stats.events == 1 || e->timestamp < r->stats.first_timestamp)
-		r->stats.first_timestamp = e->timestamp;
-	if (e->timestamp > r->stats.last_timestamp)
-		r->stats.last_timestamp = e->timestamp;
+	const stackref *sr = e->stack_id ? rd_stack(r, e->stack_id) : NULL;
+	e->stack_ok = sr != NULL;
+	/* its index + 1: index < nstacks <= ids in 32 bits */
+	e->stack_slot = sr ? (uint32_t)(sr - r->stacks) + 1 : 0;
+	e->stack_off = sr ? sr->off : 0;
+	e->stack_depth = sr ? sr->depth : 0;
+	rd_count(r, e->timestamp, e->sorted);
 	cthread *t = ntr_thread(r, e->capture_thread_id);
 	if (!t)
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
@@ -380,6 +396,18 @@ static inline int64_t ticks_to_ns(nt_reader *r, uint64_t ts)
 	return neg ? -(int64_t)ns : (int64_t)ns;
 }
 
+/* The delivered event's stack: its key from slot (its definition's index + 1, 0: none)
+ * and its frames r->ips[off .. off + depth) (none when depth is 0). Each definition in a
+ * region has its own slot and every reset a new generation, so equal keys mean equal
+ * stacks (a redefined id gets a new slot). */
+static FAST_INLINE void event_stack(nt_reader *r, nt_event *ev, uint32_t slot, size_t off,
+				    uint32_t depth)
+{
+	ev->stack_key = slot ? (r->stack_gen << 32) | slot : 0;
+	ev->stack = depth ? r->ips + off : NULL;
+	ev->stack_depth = depth;
+}
+
 static void fill_event(nt_reader *r, const qev *q)
 {
 	nt_event *ev = &r->ev;
@@ -396,15 +424,7 @@ static void fill_event(nt_reader *r, const qev *q)
 	memcpy(ev->activity_id, q->activity_id, 16);
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
-	/* Each definition in a region has its own slot and every reset a new generation,
-	 * so equal keys mean equal stacks (a redefined id gets a new slot). */
-	ev->stack_key = q->stack_slot ? (r->stack_gen << 32) | q->stack_slot : 0;
-	ev->stack = NULL;
-	ev->stack_depth = 0;
-	if (q->stack_ok && q->stack_depth) {
-		ev->stack = r->ips + q->stack_off;
-		ev->stack_depth = q->stack_depth;
-	}
+	event_stack(r, ev, q->stack_slot, q->stack_off, q->stack_ok ? q->stack_depth : 0);
 	/* payload_ptr is NULL only for an empty queued payload (its thread's arena may be
 	 * NULL, and NULL + 0 is undefined) */
 	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
@@ -417,7 +437,6 @@ static void fill_event(nt_reader *r, const qev *q)
 /* The fast path is a handful of small functions so that each can be read on its own;
  * they must still compile to one loop body (GCC kept fast_decode() out of line, which
  * cost a fifth of the instructions per event). */
-#define FAST_INLINE inline __attribute__((always_inline))
 
 /* The varint at p, when it takes at most 8 bytes (8 bytes must be readable): returns its
  * length, or 0 for a longer one (the caller then takes the checked path). No loop and
@@ -536,15 +555,8 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 	size_t hlen = (size_t)(p - p0);
 	if (payload_len > left - hlen || meta_id == 0)
 		return 0;
-	if (!r->meta_last || meta_id != r->meta_last_id) {
-		const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
-		if (!m)
-			return 0;
-		r->meta_last = m; /* a cache: setting it changes no state */
-		r->meta_last_id = meta_id;
-		r->meta_last_events = nt_meta_events(m);
-		r->meta_last_sample = nt_meta_is_sample(m);
-	}
+	if (!rd_meta(r, meta_id)) /* a cache: filling it changes no state */
+		return 0;
 	if (r->last_thread >= r->nthreads || r->threads[r->last_thread].id != ctid)
 		return 0;
 	h->t = &r->threads[r->last_thread];
@@ -582,29 +594,10 @@ static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const s
 	if (h->rel)
 		memcpy(s->related_activity_id, h->rel, 16);
 	r->blk.pos += h->len;
-	size_t si = 0;
-	int found = 0;
-	uint32_t stack_id = h->stack_id;
-	if (stack_id && !r->stacks_sparse) {
-		found = stack_id <= r->nstacks;
-		si = (size_t)stack_id - 1;
-	} else if (stack_id) {
-		found = nt_idmap_get(&r->stack_map, stack_id, &si);
-	}
-	*sr = NULL;
-	if (found)
-		*sr = &r->stacks[si];
-	else if (stack_id)
-		r->stats.missing_stacks++;
-	r->stats.events++;
-	r->stats.events_sorted += (h->flags >> 6) & 1;
-	uint64_t ts = h->ts;
-	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
-		r->stats.first_timestamp = ts;
-	if (ts > r->stats.last_timestamp)
-		r->stats.last_timestamp = ts;
+	*sr = h->stack_id ? rd_stack(r, h->stack_id) : NULL;
+	rd_count(r, h->ts, (h->flags >> 6) & 1);
 	ntr_account_event(r, h->t, h->seq);
-	return found ? (uint32_t)si + 1 : 0;
+	return *sr ? (uint32_t)(*sr - r->stacks) + 1 : 0;
 }
 
 /* File order: the next event of a compressed V5 block straight into r->ev, as
@@ -637,13 +630,7 @@ static FAST_INLINE int fast_event(nt_reader *r)
 	ev->payload = h.payload_len ? h.payload : (const uint8_t *)"";
 	ev->payload_len = h.payload_len;
 	ev->sorted = (h.flags >> 6) & 1;
-	ev->stack_key = slot ? (r->stack_gen << 32) | slot : 0;
-	ev->stack = NULL;
-	ev->stack_depth = 0;
-	if (sr && sr->depth) {
-		ev->stack = r->ips + sr->off;
-		ev->stack_depth = sr->depth;
-	}
+	event_stack(r, ev, slot, sr ? sr->off : 0, sr ? sr->depth : 0);
 	return 1;
 }
 
