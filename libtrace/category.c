@@ -260,14 +260,8 @@ static void __attribute__((noinline))
 cat_hit(const nt_rules *R, const cat_table *t, size_t q, uint32_t sub, uint32_t h,
 	const char *s, size_t n, int want_plain, uint32_t *bo, uint32_t *bp)
 {
-	size_t lo = 0, hi = t->nents; /* first entry with hash >= h */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->ents[mid].hash < h)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo; /* first entry with hash >= h */
+	NT_PARTITION(lo, t->nents, mid, t->ents[mid].hash < h);
 	for (; lo < t->nents && t->ents[lo].hash == h; lo++) {
 		const cat_entry *e = &t->ents[lo];
 		if (e->sub != sub || q < e->off || n - (q - e->off) < t->len)
@@ -423,14 +417,8 @@ typedef struct key_pick {
 static int pick_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 {
 	key_pick *kp = ctx;
-	size_t lo = 0, hi = kp->nuniq; /* binary search by gram */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (kp->uniq[mid].gram < gram)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo; /* binary search by gram */
+	NT_PARTITION(lo, kp->nuniq, mid, kp->uniq[mid].gram < gram);
 	NT_ASSERT(lo < kp->nuniq && kp->uniq[lo].gram == gram);
 	uint32_t df = kp->uniq[lo].rule, lower = 0;
 	for (size_t i = 0; i < kp->width; i++)

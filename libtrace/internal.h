@@ -52,6 +52,23 @@ static inline int nt_mul_size(size_t a, size_t b, size_t *out)
  * Returns 0 or -1 on overflow/out of memory (then *pp is unchanged). */
 int nt_grow(void **pp, size_t *cap, size_t need, size_t esz);
 
+/* Binary search: sets lo to the number of leading indexes i in [0, n) for which the
+ * expression before (in terms of i, evaluated O(log n) times) holds, when it holds for
+ * a prefix of them and for none after. Over an array sorted by key, "a[i].key < k"
+ * gives the first entry >= k, "a[i].key <= k" one past the last entry <= k. */
+#define NT_PARTITION(lo, n, i, before)                                                     \
+	do {                                                                                 \
+		size_t nt_hi_ = (n);                                                         \
+		(lo) = 0;                                                                    \
+		while ((lo) < nt_hi_) {                                                      \
+			size_t i = (lo) + (nt_hi_ - (lo)) / 2;                               \
+			if (before)                                                          \
+				(lo) = i + 1;                                                \
+			else                                                                 \
+				nt_hi_ = i;                                                  \
+		}                                                                            \
+	} while (0)
+
 /* The nettrace format's numbers (doc/format/nettrace-format.md), named once for the
  * reader and the writer. Compressed event header flags (V4+ §3.2; in V6, 0x10 is the
  * label-list id and 0x20 is unused): */

@@ -83,7 +83,7 @@ typedef struct pthread_state {
 	int64_t te_cpu_group, te_block_group; /* -1 none */
 	uint64_t te_cpu_ts, te_block_ts;      /* raw time of those samples (for sample_fn) */
 	int64_t te_cpu_ns, te_block_ns;       /* the same in ns since the session start */
-	gcent gcache[4];     /* its latest group in a stack s, at s % 4 (thread_group) */
+	gcent gcache[4];     /* its latest group in a stack s, at s % 4 (key_group) */
 	uint32_t next;       /* index + 1 into p->th of the thread whose event came after
 				this thread's the last time, 0 none (get_thread) */
 	/* the CPU clock of ThreadSample v1 (NONE mode) */

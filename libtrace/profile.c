@@ -327,16 +327,15 @@ static __attribute__((noinline)) pthread_state *find_thread(nt_profile *p, uint3
 	return &p->th[i];
 }
 
-/* get_group() for a sample of thread t. A thread often stays in one stack from sample to
- * sample (a blocked or idle thread nearly always does) or goes back to one of a few, so
- * its latest group in each of four stack classes is tried first: a match skips the
- * hashing and the probe into a table too large for the cache (the lookup was the largest
- * single cost of nettrace-fold). The group's session and thread are t's by construction. */
-static inline int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
-				   uint8_t stype)
+/* get_group() for a sample of thread t, by its key (group_key()). A thread often stays in
+ * one stack from sample to sample (a blocked or idle thread nearly always does) or goes
+ * back to one of a few, so its latest group in each of four stack classes is tried first:
+ * a match skips the hashing and the probe into a table too large for the cache (the
+ * lookup was the largest single cost of nettrace-fold). The group's session and thread
+ * are t's by construction. */
+static inline int64_t key_group(nt_profile *p, pthread_state *t, gkey key)
 {
-	gkey key = group_key(stack, bcat, stype);
-	gcent *c = &t->gcache[stack % 4];
+	gcent *c = &t->gcache[(uint32_t)key % 4]; /* the stack's class */
 	if (c->group && c->key == key)
 		return c->group - 1;
 	int64_t gi = get_group(p, (uint32_t)(t - p->th), key);
@@ -345,17 +344,21 @@ static inline int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t sta
 	return gi;
 }
 
-/* Starts loading what the lookup of the group of (stack, bcat, stype) of thread t will
- * read, so that it finds it in the cache a little later: the group (to be counted) when
- * t's cache holds it, else its group-table slot. A hint only: nothing is changed. Always
- * inlined: GCC takes a function that only reads and prefetches for pure and drops its
- * calls. */
-static inline __attribute__((always_inline)) void
-prefetch_group(const nt_profile *p, const pthread_state *t, uint32_t stack, uint8_t bcat,
-	       uint8_t stype)
+/* key_group() of (stack, bcat, stype). */
+static inline int64_t thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
+				   uint8_t stype)
 {
-	gkey key = group_key(stack, bcat, stype);
-	const gcent *c = &t->gcache[stack % 4];
+	return key_group(p, t, group_key(stack, bcat, stype));
+}
+
+/* Starts loading what key_group() of thread t will read for key, so that it finds it in
+ * the cache a little later: the group (to be counted) when t's cache holds it, else its
+ * group-table slot. A hint only: nothing is changed. Always inlined: GCC takes a function
+ * that only reads and prefetches for pure and drops its calls. */
+static inline __attribute__((always_inline)) void
+prefetch_group(const nt_profile *p, const pthread_state *t, gkey key)
+{
+	const gcent *c = &t->gcache[(uint32_t)key % 4];
 	if (c->group && c->key == key)
 		__builtin_prefetch(&p->groups[c->group - 1], 1);
 	else if (p->group_htcap)
@@ -624,11 +627,14 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 	 * arrives while the rate estimator runs. */
 	int64_t cst = -1;
 	uint8_t bc = 0xFF;
+	gkey key = 0; /* the group's key, once the stack is known: computed once, used twice */
 	if (t && lookup) {
 		bc = bracket_cat(s, t); /* nothing below changes it before the lookup */
 		cst = cached_event_stack(s, ev);
-		if (cst >= 0)
-			prefetch_group(p, t, (uint32_t)cst, bc, stype);
+		if (cst >= 0) {
+			key = group_key((uint32_t)cst, bc, stype);
+			prefetch_group(p, t, key);
+		}
 	}
 	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	if (!t)
@@ -643,11 +649,15 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 			return rc;
 	}
 	if (lookup) {
-		st = cst >= 0 ? cst : intern_event_stack(p, s, si, ev);
-		if (st < 0)
-			return NOMEM(p, err);
+		st = cst;
+		if (st < 0) {
+			st = intern_event_stack(p, s, si, ev);
+			if (st < 0)
+				return NOMEM(p, err);
+			key = group_key((uint32_t)st, bc, stype);
+		}
 		if (!(clocked && bc == 0xFF)) {
-			gi = thread_group(p, t, (uint32_t)st, bc, stype);
+			gi = key_group(p, t, key);
 			if (gi < 0)
 				return NOMEM(p, err);
 		}

@@ -49,6 +49,18 @@ static inline int rd_varu32(nt_cursor *c, uint32_t *out)
 	return rc;
 }
 
+/* A V5 header's 16-byte activity id at c into a and b. Returns 0, or -1 when it ends past
+ * the block. */
+static inline int rd_guid(nt_cursor *c, uint8_t *a, uint8_t *b)
+{
+	const uint8_t *g;
+	if (nt_cur_bytes(c, 16, &g))
+		return -1;
+	memcpy(a, g, 16);
+	memcpy(b, g, 16);
+	return 0;
+}
+
 /* Decodes one event header at c into e, updating the compressed-header state prev.
  * Returns 0, or < 0 with err set. */
 int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
@@ -63,77 +75,44 @@ int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev
 		 * stores still in flight: store forwarding fails, and that stall was most of a
 		 * header's cost; stores of locals cannot be merged into such loads.) */
 		uint8_t flags;
-		uint32_t u32;
-		uint64_t u64;
 		if (nt_cur_u8(c, &flags))
 			goto trunc;
 		uint32_t meta_id = prev->meta_id, seq = prev->seq, processor = prev->processor;
 		uint32_t stack_id = prev->stack_id, label_id = prev->label_id;
-		uint32_t payload_len = prev->payload_len;
+		uint32_t payload_len = prev->payload_len, seq_delta;
 		uint64_t capture_tid = prev->capture_thread_id, tid = prev->thread_id;
-		uint64_t ts = prev->timestamp;
+		uint64_t ts = prev->timestamp, ts_delta;
 		/* Every other field of e is stored below or by the callers (meta, stack, order,
 		 * payload position) before it is read, except the activity ids, which a flag
 		 * may leave as they were: copy those, not the whole 144-byte entry. */
 		memcpy(e->activity_id, prev->activity_id, 16);
 		memcpy(e->related_activity_id, prev->related_activity_id, 16);
-		if (flags & 0x01) {
-			if (rd_varu32(c, &u32))
-				goto bad;
-			meta_id = u32;
-		}
+		if ((flags & 0x01) && rd_varu32(c, &meta_id))
+			goto bad;
 		if (flags & 0x02) {
-			if (rd_varu32(c, &u32))
+			if (rd_varu32(c, &seq_delta) || rd_varu64(c, &capture_tid) ||
+			    rd_varu32(c, &processor))
 				goto bad;
-			seq = seq + u32 + 1; /* uint32 wrap-around */
-			if (rd_varu64(c, &u64))
-				goto bad;
-			capture_tid = u64;
-			if (rd_varu32(c, &u32))
-				goto bad;
-			processor = u32;
+			seq = seq + seq_delta + 1; /* uint32 wrap-around */
 		} else if (meta_id != 0) {
 			seq = seq + 1;
 		}
-		if (flags & 0x04) {
-			if (rd_varu64(c, &u64))
-				goto bad;
-			tid = u64;
-		}
-		if (flags & 0x08) {
-			if (rd_varu32(c, &u32))
-				goto bad;
-			stack_id = u32;
-		}
-		if (rd_varu64(c, &u64))
+		if (((flags & 0x04) && rd_varu64(c, &tid)) ||
+		    ((flags & 0x08) && rd_varu32(c, &stack_id)) || rd_varu64(c, &ts_delta))
 			goto bad;
-		if (u64 >= 0x8000000000000000ull)
+		if (ts_delta >= 0x8000000000000000ull)
 			r->stats.negative_ts_deltas++;
-		ts += u64; /* modulo 2^64 */
+		ts += ts_delta; /* modulo 2^64 */
 		if (!r->v6) {
-			const uint8_t *g;
-			if (flags & 0x10) {
-				if (nt_cur_bytes(c, 16, &g))
-					goto trunc;
-				memcpy(e->activity_id, g, 16);
-				memcpy(prev->activity_id, g, 16);
-			}
-			if (flags & 0x20) {
-				if (nt_cur_bytes(c, 16, &g))
-					goto trunc;
-				memcpy(e->related_activity_id, g, 16);
-				memcpy(prev->related_activity_id, g, 16);
-			}
-		} else if (flags & 0x10) {
-			if (rd_varu32(c, &u32))
-				goto bad;
-			label_id = u32;
+			if (((flags & 0x10) && rd_guid(c, e->activity_id, prev->activity_id)) ||
+			    ((flags & 0x20) &&
+			     rd_guid(c, e->related_activity_id, prev->related_activity_id)))
+				goto trunc;
+		} else if ((flags & 0x10) && rd_varu32(c, &label_id)) {
+			goto bad;
 		}
-		if (flags & 0x80) {
-			if (rd_varu32(c, &u32))
-				goto bad;
-			payload_len = u32;
-		}
+		if ((flags & 0x80) && rd_varu32(c, &payload_len))
+			goto bad;
 		prev->offset = off;
 		e->meta_id = prev->meta_id = meta_id;
 		e->seq = prev->seq = seq;
@@ -214,6 +193,51 @@ static qev *queue_slot(cthread *t)
 		return NULL;
 	return &QI(t, t->len);
 }
+/* ------------------------------------------------------------------ per-event steps */
+
+/* The steps the checked path (block_next_event()) and the fast path (fast_decode(),
+ * fast_commit()) share; always inlined, so that each stays one loop body. */
+#define FAST_INLINE inline __attribute__((always_inline))
+
+/* The metadata record of meta_id through the one-entry cache r->meta_last, which a hit
+ * refills; NULL when the id is not defined (the cache is then left as it was). */
+static FAST_INLINE const nt_metadata *rd_meta(nt_reader *r, uint32_t meta_id)
+{
+	if (r->meta_last && meta_id == r->meta_last_id)
+		return r->meta_last;
+	const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
+	if (m) {
+		r->meta_last = m;
+		r->meta_last_id = meta_id;
+		r->meta_last_events = nt_meta_events(m);
+		r->meta_last_sample = nt_meta_is_sample(m);
+	}
+	return m;
+}
+
+/* The slot of stack_id's (not 0) definition in this region: its index in r->stacks + 1
+ * (index < nstacks <= ids in 32 bits), or 0 when it has none (counted as missing). */
+static FAST_INLINE uint32_t rd_stack(nt_reader *r, uint32_t stack_id)
+{
+	size_t si = (size_t)stack_id - 1;
+	/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
+	if (!r->stacks_sparse ? stack_id <= r->nstacks : nt_idmap_get(&r->stack_map, stack_id, &si))
+		return (uint32_t)si + 1;
+	r->stats.missing_stacks++;
+	return 0;
+}
+
+/* Counts a decoded event with timestamp ts (sorted: its sorted flag) in r->stats. */
+static FAST_INLINE void rd_count(nt_reader *r, uint64_t ts, unsigned sorted)
+{
+	r->stats.events++;
+	r->stats.events_sorted += sorted;
+	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
+		r->stats.first_timestamp = ts;
+	if (ts > r->stats.last_timestamp)
+		r->stats.last_timestamp = ts;
+}
+
 /* Decodes the next event of the current block into *e (payload pointer *pp). Returns 1
  * with an event, 0 at the end of the block, < 0 on error. Metadata ids must be known. */
 static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *err)
@@ -242,49 +266,19 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	}
 	if (e->meta_id == 0 && !r->v6)
 		return ntr_err(r, err, e->offset, "event with metadata id 0 in an EventBlock");
-	if (!r->meta_last || e->meta_id != r->meta_last_id) {
-		r->meta_last = nt_meta_lookup(r->meta, e->meta_id);
-		r->meta_last_id = e->meta_id;
-		if (r->meta_last) {
-			r->meta_last_events = nt_meta_events(r->meta_last);
-			r->meta_last_sample = nt_meta_is_sample(r->meta_last);
-		}
-	}
-	e->meta = r->meta_last;
+	e->meta = rd_meta(r, e->meta_id);
 	if (!e->meta)
 		return ntr_err(r, err, e->offset, "event references undefined metadata id %" PRIu32,
 			       e->meta_id);
 	/* Resolve the stack now, as file order does: in timestamp order the event may be
 	 * dispatched after a later StackBlock of the same region redefined its id. The
 	 * offsets stay valid until the region's stacks are reset, after its last dispatch. */
-	size_t si = 0;
-	int found = 0;
-	e->stack_ok = 0;
-	e->stack_slot = 0;
-	e->stack_off = 0;
-	e->stack_depth = 0;
-	if (e->stack_id && !r->stacks_sparse) {
-		/* dense ids: stack_map maps exactly 1..nstacks to 0..nstacks-1 */
-		found = e->stack_id <= r->nstacks;
-		si = (size_t)e->stack_id - 1;
-	} else if (e->stack_id) {
-		found = nt_idmap_get(&r->stack_map, e->stack_id, &si);
-	}
-	if (found) {
-		e->stack_ok = 1;
-		e->stack_slot = (uint32_t)si + 1; /* si < nstacks <= ids in 32 bits */
-		e->stack_off = r->stacks[si].off;
-		e->stack_depth = r->stacks[si].depth;
-	} else if (e->stack_id) {
-		r->stats.missing_stacks++;
-	}
-	r->stats.events++;
-	if (e->sorted)
-		r->stats.events_sorted++;
-	if (r->stats.events == 1 || e->timestamp < r->stats.first_timestamp)
-		r->stats.first_timestamp = e->timestamp;
-	if (e->timestamp > r->stats.last_timestamp)
-		r->stats.last_timestamp = e->timestamp;
+	uint32_t slot = e->stack_id ? rd_stack(r, e->stack_id) : 0;
+	e->stack_ok = slot != 0;
+	e->stack_slot = slot;
+	e->stack_off = slot ? r->stacks[slot - 1].off : 0;
+	e->stack_depth = slot ? r->stacks[slot - 1].depth : 0;
+	rd_count(r, e->timestamp, e->sorted);
 	cthread *t = ntr_thread(r, e->capture_thread_id);
 	if (!t)
 		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
@@ -380,6 +374,18 @@ static inline int64_t ticks_to_ns(nt_reader *r, uint64_t ts)
 	return neg ? -(int64_t)ns : (int64_t)ns;
 }
 
+/* The delivered event's stack: its key from slot (its definition's index + 1, 0: none)
+ * and its frames r->ips[off .. off + depth) (none when depth is 0). Each definition in a
+ * region has its own slot and every reset a new generation, so equal keys mean equal
+ * stacks (a redefined id gets a new slot). */
+static FAST_INLINE void event_stack(nt_reader *r, nt_event *ev, uint32_t slot, size_t off,
+				    uint32_t depth)
+{
+	ev->stack_key = slot ? (r->stack_gen << 32) | slot : 0;
+	ev->stack = depth ? r->ips + off : NULL;
+	ev->stack_depth = depth;
+}
+
 static void fill_event(nt_reader *r, const qev *q)
 {
 	nt_event *ev = &r->ev;
@@ -396,15 +402,7 @@ static void fill_event(nt_reader *r, const qev *q)
 	memcpy(ev->activity_id, q->activity_id, 16);
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
-	/* Each definition in a region has its own slot and every reset a new generation,
-	 * so equal keys mean equal stacks (a redefined id gets a new slot). */
-	ev->stack_key = q->stack_slot ? (r->stack_gen << 32) | q->stack_slot : 0;
-	ev->stack = NULL;
-	ev->stack_depth = 0;
-	if (q->stack_ok && q->stack_depth) {
-		ev->stack = r->ips + q->stack_off;
-		ev->stack_depth = q->stack_depth;
-	}
+	event_stack(r, ev, q->stack_slot, q->stack_off, q->stack_ok ? q->stack_depth : 0);
 	/* payload_ptr is NULL only for an empty queued payload (its thread's arena may be
 	 * NULL, and NULL + 0 is undefined) */
 	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
@@ -417,7 +415,6 @@ static void fill_event(nt_reader *r, const qev *q)
 /* The fast path is a handful of small functions so that each can be read on its own;
  * they must still compile to one loop body (GCC kept fast_decode() out of line, which
  * cost a fifth of the instructions per event). */
-#define FAST_INLINE inline __attribute__((always_inline))
 
 /* The varint at p, when it takes at most 8 bytes (8 bytes must be readable): returns its
  * length, or 0 for a longer one (the caller then takes the checked path). No loop and
@@ -442,6 +439,24 @@ static FAST_INLINE unsigned fast_var(const uint8_t *p, uint64_t *out)
 	x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 	*out = x;
 	return ((unsigned)__builtin_ctzll(stop) + 1) >> 3;
+}
+
+/* fast_var() of the varint at *p into *out, *p moved past it: 1, or 0 for a longer one. */
+static FAST_INLINE int fast_u64(const uint8_t **p, uint64_t *out)
+{
+	unsigned n = fast_var(*p, out);
+	*p += n;
+	return n != 0;
+}
+
+/* fast_u64() truncated to 32 bits, as rd_varu32() does. */
+static FAST_INLINE int fast_u32(const uint8_t **p, uint32_t *out)
+{
+	uint64_t v;
+	if (!fast_u64(p, &v))
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
 }
 
 /* The longest compressed V5 header fast_event() decodes: flags, 8 varints of at most 8
@@ -475,49 +490,25 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 	const uint8_t *p0 = c->p + c->pos, *p = p0 + 1;
 	const qev *s = &r->prev;
 	uint8_t flags = p0[0];
-	uint64_t v;
-	unsigned n;
 	uint32_t meta_id = s->meta_id, seq = s->seq, processor = s->processor;
 	uint32_t stack_id = s->stack_id, payload_len = s->payload_len;
 	uint64_t ctid = s->capture_thread_id, tid = s->thread_id;
-	if (flags & 0x01) {
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		meta_id = (uint32_t)v;
-	}
+	if ((flags & 0x01) && !fast_u32(&p, &meta_id))
+		return 0;
 	if (flags & 0x02) {
-		if (!(n = fast_var(p, &v)))
+		uint32_t seq_delta;
+		if (!fast_u32(&p, &seq_delta) || !fast_u64(&p, &ctid) || !fast_u32(&p, &processor))
 			return 0;
-		p += n;
-		seq = seq + (uint32_t)v + 1;
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		ctid = v;
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		processor = (uint32_t)v;
+		seq = seq + seq_delta + 1;
 	} else if (meta_id != 0) {
 		seq = seq + 1;
 	}
-	if (flags & 0x04) {
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		tid = v;
-	}
-	if (flags & 0x08) {
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		stack_id = (uint32_t)v;
-	}
-	if (!(n = fast_var(p, &v)) || v >= 0x8000000000000000ull)
+	uint64_t ts_delta;
+	if (((flags & 0x04) && !fast_u64(&p, &tid)) ||
+	    ((flags & 0x08) && !fast_u32(&p, &stack_id)) || !fast_u64(&p, &ts_delta) ||
+	    ts_delta >= 0x8000000000000000ull)
 		return 0; /* (a backwards delta is counted by the checked path) */
-	p += n;
-	h->ts = s->timestamp + v;
+	h->ts = s->timestamp + ts_delta;
 	h->act = h->rel = NULL;
 	if (flags & 0x10) {
 		h->act = p;
@@ -527,24 +518,13 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 		h->rel = p;
 		p += 16;
 	}
-	if (flags & 0x80) {
-		if (!(n = fast_var(p, &v)))
-			return 0;
-		p += n;
-		payload_len = (uint32_t)v;
-	}
+	if ((flags & 0x80) && !fast_u32(&p, &payload_len))
+		return 0;
 	size_t hlen = (size_t)(p - p0);
 	if (payload_len > left - hlen || meta_id == 0)
 		return 0;
-	if (!r->meta_last || meta_id != r->meta_last_id) {
-		const nt_metadata *m = nt_meta_lookup(r->meta, meta_id);
-		if (!m)
-			return 0;
-		r->meta_last = m; /* a cache: setting it changes no state */
-		r->meta_last_id = meta_id;
-		r->meta_last_events = nt_meta_events(m);
-		r->meta_last_sample = nt_meta_is_sample(m);
-	}
+	if (!rd_meta(r, meta_id)) /* a cache: filling it changes no state */
+		return 0;
 	if (r->last_thread >= r->nthreads || r->threads[r->last_thread].id != ctid)
 		return 0;
 	h->t = &r->threads[r->last_thread];
@@ -582,29 +562,11 @@ static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const s
 	if (h->rel)
 		memcpy(s->related_activity_id, h->rel, 16);
 	r->blk.pos += h->len;
-	size_t si = 0;
-	int found = 0;
-	uint32_t stack_id = h->stack_id;
-	if (stack_id && !r->stacks_sparse) {
-		found = stack_id <= r->nstacks;
-		si = (size_t)stack_id - 1;
-	} else if (stack_id) {
-		found = nt_idmap_get(&r->stack_map, stack_id, &si);
-	}
-	*sr = NULL;
-	if (found)
-		*sr = &r->stacks[si];
-	else if (stack_id)
-		r->stats.missing_stacks++;
-	r->stats.events++;
-	r->stats.events_sorted += (h->flags >> 6) & 1;
-	uint64_t ts = h->ts;
-	if (r->stats.events == 1 || ts < r->stats.first_timestamp)
-		r->stats.first_timestamp = ts;
-	if (ts > r->stats.last_timestamp)
-		r->stats.last_timestamp = ts;
+	uint32_t slot = h->stack_id ? rd_stack(r, h->stack_id) : 0;
+	*sr = slot ? &r->stacks[slot - 1] : NULL;
+	rd_count(r, h->ts, (h->flags >> 6) & 1);
 	ntr_account_event(r, h->t, h->seq);
-	return found ? (uint32_t)si + 1 : 0;
+	return slot;
 }
 
 /* File order: the next event of a compressed V5 block straight into r->ev, as
@@ -637,13 +599,7 @@ static FAST_INLINE int fast_event(nt_reader *r)
 	ev->payload = h.payload_len ? h.payload : (const uint8_t *)"";
 	ev->payload_len = h.payload_len;
 	ev->sorted = (h.flags >> 6) & 1;
-	ev->stack_key = slot ? (r->stack_gen << 32) | slot : 0;
-	ev->stack = NULL;
-	ev->stack_depth = 0;
-	if (sr && sr->depth) {
-		ev->stack = r->ips + sr->off;
-		ev->stack_depth = sr->depth;
-	}
+	event_stack(r, ev, slot, sr ? sr->off : 0, sr ? sr->depth : 0);
 	return 1;
 }
 

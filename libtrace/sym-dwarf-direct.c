@@ -502,6 +502,19 @@ static int dr_open(dread *r, uint64_t hdr_off, nt_cursor *c)
 	return 0;
 }
 
+/* Reads attribute spec sp of a DIE at c: its class *cls and value *v, and a DW_AT_sibling
+ * reference into *sibling (as an offset in the section). Returns 0, or 1 when the form is
+ * unsupported or its bytes run out. */
+static int dr_attr(const dread *r, nt_cursor *c, const nn_aspec *sp, int *cls, uint64_t *v,
+		   uint64_t *sibling)
+{
+	if (read_form(r, c, sp->form, sp->implicit, cls, v))
+		return 1;
+	if (sp->at == DW_AT_sibling && *cls == CL_REF)
+		*sibling = r->unit_off + *v;
+	return 0;
+}
+
 /* Reads the attributes of a DIE with abbreviation ab into *di (ranges into nn->rng), as
  * read_die() does through libdwarf; *sibling gets DW_AT_sibling's offset or 0. Returns 0,
  * -1 when out of memory, 1 when unsupported. */
@@ -517,13 +530,9 @@ static int dr_attrs(dread *r, nt_cursor *c, const nn_abbrev *ab, uint64_t cu_bas
 		const nn_aspec *sp = &r->specs[ab->first + i];
 		int cls;
 		uint64_t v;
-		if (read_form(r, c, sp->form, sp->implicit, &cls, &v))
+		if (dr_attr(r, c, sp, &cls, &v, sibling))
 			return 1;
 		switch (sp->at) {
-		case DW_AT_sibling:
-			if (cls == CL_REF)
-				*sibling = r->unit_off + v;
-			break;
 		case DW_AT_low_pc: lo_cls = cls; lo = v; break;
 		case DW_AT_high_pc: hi_cls = cls; hi = v; break;
 		case DW_AT_ranges: rng_cls = cls; rng = v; break;
@@ -583,13 +592,10 @@ static int dr_skip(dread *r, nt_cursor *c, const nn_abbrev *ab, uint64_t *siblin
 	if (ab->fixed >= 0)
 		return nt_cur_skip(c, (size_t)ab->fixed) ? 1 : 0;
 	for (uint32_t i = 0; i < ab->n; i++) {
-		const nn_aspec *sp = &r->specs[ab->first + i];
 		int cls;
 		uint64_t v;
-		if (read_form(r, c, sp->form, sp->implicit, &cls, &v))
+		if (dr_attr(r, c, &r->specs[ab->first + i], &cls, &v, sibling))
 			return 1;
-		if (sp->at == DW_AT_sibling && cls == CL_REF)
-			*sibling = r->unit_off + v;
 	}
 	return 0;
 }

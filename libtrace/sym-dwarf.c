@@ -510,14 +510,8 @@ static int cu_lines(nt_native *nn, nn_object *o, nn_cu *cu, Dwarf_Die cudie)
  * end_sequence row). */
 const nn_row *nn_row_find(const nn_cu *cu, uint64_t addr)
 {
-	size_t lo = 0, hi = cu->nrows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, cu->nrows, mid, cu->rows[mid].addr <= addr);
 	if (lo == 0 || cu->rows[lo - 1].file == NN_ROW_END)
 		return NULL;
 	return &cu->rows[lo - 1];

@@ -62,14 +62,8 @@ static int read_symtab(nt_native *nn, nn_object *o, Elf *elf, Elf_Scn *scn, GElf
  * (a sizeless symbol extends to the next one). NULL if none. */
 const nn_sym *nn_sym_find(const nn_object *o, uint64_t addr)
 {
-	size_t lo = 0, hi = o->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, o->nsyms, mid, o->syms[mid].addr <= addr);
 	if (lo == 0)
 		return NULL;
 	/* the best symbol at that address comes first among equals */

@@ -589,14 +589,8 @@ static void seal(nt_mlines *ml)
 
 static mcode *find_code(nt_mlines *ml, uint64_t ip)
 {
-	size_t lo = 0, hi = ml->ncode;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ml->code[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, ml->ncode, mid, ml->code[mid].start <= ip);
 	/* ranges of different code versions do not overlap; a few steps back are enough for
 	 * a reused code heap */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++)
@@ -608,14 +602,8 @@ static mcode *find_code(nt_mlines *ml, uint64_t ip)
 /* The IL offset of native offset off in map m. */
 static uint32_t il_offset(const ilmap *m, uint32_t off)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->native[mid] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, m->n, mid, m->native[mid] <= off);
 	for (size_t i = lo; i-- > 0;) {
 		uint32_t il = m->il[i];
 		if (il == IL_PROLOG)

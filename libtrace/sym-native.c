@@ -165,14 +165,8 @@ fail:
 /* The id of the segment holding addr, or NN_NONE. */
 static uint32_t seg_find(const nn_seg *s, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, n, mid, s[mid].start <= addr);
 	return lo ? s[lo - 1].id : NN_NONE;
 }
 
@@ -257,14 +251,8 @@ static int modules_sort(nt_native *nn)
 #define NN_MAX_OVERLAP 1024u
 static nn_module *module_find(nt_native *nn, uint64_t ip)
 {
-	size_t lo = 0, hi = nn->nmods;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (nn->mods[nn->order[mid]].base <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, nn->nmods, mid, nn->mods[nn->order[mid]].base <= ip);
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < NN_MAX_OVERLAP; steps++) {
 		if (nn->maxend[i] <= ip)
 			break;

@@ -278,14 +278,8 @@ const char *nt_symtab_name(const nt_symtab *st, uint64_t ip)
 	if (!st->sealed || st->n == 0)
 		return "?!?";
 	/* greatest start <= ip */
-	size_t lo = 0, hi = st->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->m[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, st->n, mid, st->m[mid].start <= ip);
 	/* lo = number of methods with start <= ip; walk back while a range may cover ip */
 	for (size_t i = lo; i-- > 0;) {
 		if (st->maxend[i] <= ip)

@@ -411,14 +411,8 @@ static umap *find_map(nt_universal *u, uproc *p, uint64_t ip)
 		qsort(p->maps, p->nmaps, sizeof(umref), cmp_mref);
 		p->sorted = 1;
 	}
-	size_t lo = 0, hi = p->nmaps;
-	while (lo < hi) { /* first mapping starting after ip */
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo; /* first mapping starting after ip */
+	NT_PARTITION(lo, p->nmaps, mid, p->maps[mid].start <= ip);
 	for (size_t k = lo; k-- > 0;) {
 		umap *mp = &u->maps[p->maps[k].idx];
 		if (ip >= mp->start && ip < mp->end)
@@ -435,14 +429,8 @@ static usym *find_sym(umap *mp, uint64_t ip)
 		qsort(mp->syms, mp->nsyms, sizeof(usym), cmp_sym);
 		mp->sorted = 1;
 	}
-	size_t lo = 0, hi = mp->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (mp->syms[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo;
+	NT_PARTITION(lo, mp->nsyms, mid, mp->syms[mid].start <= ip);
 	for (size_t k = lo; k-- > 0;) {
 		if (ip >= mp->syms[k].start && ip <= mp->syms[k].end)
 			return &mp->syms[k];

@@ -923,18 +923,27 @@ static int add_record(nt_writer *w, wbuf *b, uint32_t *id, nt_error *err)
 	return 0;
 }
 
-int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id, nt_error *err)
+/* What adding a metadata record checks first: the writer, the arguments (args_ok; what
+ * names the source) and room for an id (int32 in V5; 1, 2, 3 ... in definition order). */
+static int meta_check(nt_writer *w, int args_ok, const char *what, nt_error *err)
 {
-	nt_error_clear(err);
 	int rc = wr_check(w, err);
 	if (rc)
 		return rc;
-	if (!d || !id || !d->provider)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "metadata: descriptor, provider or id is NULL");
-	/* ids are int32 in V5 and 1, 2, 3 ... in definition order */
+	if (!args_ok)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "metadata: %s, provider or id is NULL",
+			       what);
 	if (w->nmeta >= INT32_MAX)
 		return nt_fail(err, NT_ELIMIT, NT_NO_OFFSET, "metadata: too many records");
+	return 0;
+}
+
+int nt_writer_add_metadata(nt_writer *w, const nt_metadata_desc *d, uint32_t *id, nt_error *err)
+{
+	nt_error_clear(err);
+	int rc = meta_check(w, d && id && d->provider, "descriptor", err);
+	if (rc)
+		return rc;
 	uint32_t new_id = (uint32_t)w->nmeta + 1;
 	wbuf b = {NULL, 0, 0};
 	rc = w->v6 ? nt_wr_meta_v6(&b, new_id, d, err) : nt_wr_meta_v5(&b, new_id, d, err);
@@ -962,14 +971,9 @@ static int raw_is_v5(const nt_metadata *m, nt_error *err, int *is_v5)
 int nt_writer_copy_metadata(nt_writer *w, const nt_metadata *m, uint32_t *id, nt_error *err)
 {
 	nt_error_clear(err);
-	int rc = wr_check(w, err);
+	int rc = meta_check(w, m && id && m->provider, "record", err);
 	if (rc)
 		return rc;
-	if (!m || !id || !m->provider)
-		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET,
-			       "metadata: record, provider or id is NULL");
-	if (w->nmeta >= INT32_MAX)
-		return nt_fail(err, NT_ELIMIT, NT_NO_OFFSET, "metadata: too many records");
 	int is_v5 = 0;
 	if (!w->v6) {
 		rc = raw_is_v5(m, err, &is_v5);
