@@ -87,9 +87,9 @@ int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev
 		 * may leave as they were: copy those, not the whole 144-byte entry. */
 		memcpy(e->activity_id, prev->activity_id, 16);
 		memcpy(e->related_activity_id, prev->related_activity_id, 16);
-		if ((flags & 0x01) && rd_varu32(c, &meta_id))
+		if ((flags & NT_ROW_META_ID) && rd_varu32(c, &meta_id))
 			goto bad;
-		if (flags & 0x02) {
+		if (flags & NT_ROW_SEQ_CAPTURE) {
 			if (rd_varu32(c, &seq_delta) || rd_varu64(c, &capture_tid) ||
 			    rd_varu32(c, &processor))
 				goto bad;
@@ -97,21 +97,22 @@ int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev
 		} else if (meta_id != 0) {
 			seq = seq + 1;
 		}
-		if (((flags & 0x04) && rd_varu64(c, &tid)) ||
-		    ((flags & 0x08) && rd_varu32(c, &stack_id)) || rd_varu64(c, &ts_delta))
+		if (((flags & NT_ROW_THREAD) && rd_varu64(c, &tid)) ||
+		    ((flags & NT_ROW_STACK) && rd_varu32(c, &stack_id)) || rd_varu64(c, &ts_delta))
 			goto bad;
 		if (ts_delta >= 0x8000000000000000ull)
 			r->stats.negative_ts_deltas++;
 		ts += ts_delta; /* modulo 2^64 */
 		if (!r->v6) {
-			if (((flags & 0x10) && rd_guid(c, e->activity_id, prev->activity_id)) ||
-			    ((flags & 0x20) &&
+			if (((flags & NT_ROW_ACTIVITY) &&
+			     rd_guid(c, e->activity_id, prev->activity_id)) ||
+			    ((flags & NT_ROW_RELATED) &&
 			     rd_guid(c, e->related_activity_id, prev->related_activity_id)))
 				goto trunc;
-		} else if ((flags & 0x10) && rd_varu32(c, &label_id)) {
+		} else if ((flags & NT_ROW_LABEL_LIST) && rd_varu32(c, &label_id)) {
 			goto bad;
 		}
-		if ((flags & 0x80) && rd_varu32(c, &payload_len))
+		if ((flags & NT_ROW_PAYLOAD_SIZE) && rd_varu32(c, &payload_len))
 			goto bad;
 		prev->offset = off;
 		e->meta_id = prev->meta_id = meta_id;
@@ -123,7 +124,7 @@ int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev
 		e->timestamp = prev->timestamp = ts;
 		e->label_id = prev->label_id = label_id;
 		e->payload_len = prev->payload_len = payload_len;
-		e->sorted = (flags & 0x40) ? 1 : 0; /* per event: prev->sorted stays 0 */
+		e->sorted = (flags & NT_ROW_SORTED) ? 1 : 0; /* per event: prev->sorted stays 0 */
 		return 0;
 	}
 	/* Uncompressed (spec §3.3 / §7.3). */
@@ -493,9 +494,9 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 	uint32_t meta_id = s->meta_id, seq = s->seq, processor = s->processor;
 	uint32_t stack_id = s->stack_id, payload_len = s->payload_len;
 	uint64_t ctid = s->capture_thread_id, tid = s->thread_id;
-	if ((flags & 0x01) && !fast_u32(&p, &meta_id))
+	if ((flags & NT_ROW_META_ID) && !fast_u32(&p, &meta_id))
 		return 0;
-	if (flags & 0x02) {
+	if (flags & NT_ROW_SEQ_CAPTURE) {
 		uint32_t seq_delta;
 		if (!fast_u32(&p, &seq_delta) || !fast_u64(&p, &ctid) || !fast_u32(&p, &processor))
 			return 0;
@@ -504,21 +505,21 @@ static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
 		seq = seq + 1;
 	}
 	uint64_t ts_delta;
-	if (((flags & 0x04) && !fast_u64(&p, &tid)) ||
-	    ((flags & 0x08) && !fast_u32(&p, &stack_id)) || !fast_u64(&p, &ts_delta) ||
+	if (((flags & NT_ROW_THREAD) && !fast_u64(&p, &tid)) ||
+	    ((flags & NT_ROW_STACK) && !fast_u32(&p, &stack_id)) || !fast_u64(&p, &ts_delta) ||
 	    ts_delta >= 0x8000000000000000ull)
 		return 0; /* (a backwards delta is counted by the checked path) */
 	h->ts = s->timestamp + ts_delta;
 	h->act = h->rel = NULL;
-	if (flags & 0x10) {
+	if (flags & NT_ROW_ACTIVITY) {
 		h->act = p;
 		p += 16;
 	}
-	if (flags & 0x20) {
+	if (flags & NT_ROW_RELATED) {
 		h->rel = p;
 		p += 16;
 	}
-	if ((flags & 0x80) && !fast_u32(&p, &payload_len))
+	if ((flags & NT_ROW_PAYLOAD_SIZE) && !fast_u32(&p, &payload_len))
 		return 0;
 	size_t hlen = (size_t)(p - p0);
 	if (payload_len > left - hlen || meta_id == 0)
@@ -580,7 +581,7 @@ static FAST_INLINE int fast_event(nt_reader *r)
 	const stackref *sr;
 	uint32_t slot = fast_commit(r, &h, &sr);
 	nt_event *ev = &r->ev;
-	if ((h.flags & 0x30) || !r->ev_act_sync) {
+	if ((h.flags & (NT_ROW_ACTIVITY | NT_ROW_RELATED)) || !r->ev_act_sync) {
 		memcpy(ev->activity_id, r->prev.activity_id, 16);
 		memcpy(ev->related_activity_id, r->prev.related_activity_id, 16);
 		r->ev_act_sync = 1;
