@@ -656,7 +656,7 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			goto nomem;
 		for (size_t i = 0; i < ns; i++) {
 			const nt_session_info *si = nt_profile_session(p, i);
-			int64_t t0 = nt_systemtime_to_unix_ns(si->header.sync_time_utc);
+			int64_t t0 = nt_systemtime_to_unix_ns(si->header->sync_time_utc);
 			int64_t d = si->duration_ns > 0 ? si->duration_ns : 0;
 			int64_t t1 = t0 > 0 && d > INT64_MAX - t0 ? INT64_MAX : t0 + d;
 			spans[i] = (span){t0, t1};
@@ -671,7 +671,7 @@ int nt_pprof_write(nt_stacks *s, const nt_pprof_opts *opts, const nt_sink *sink,
 			if (ns > 1) {
 				/* each file's own time range: "NAME: START UTC + D s" (pprof -comments) */
 				char utc[32], line[4096];
-				nt_systemtime_iso(si->header.sync_time_utc, utc);
+				nt_systemtime_iso(si->header->sync_time_utc, utc);
 				snprintf(line, sizeof line, "%s: %s + %.9f s", si->name ? si->name : "-",
 					 utc, (double)d / 1e9);
 				if (!(ctext[ncomments] = nt_strdup(line)))

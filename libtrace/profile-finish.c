@@ -29,7 +29,7 @@ static void coverage(nt_profile *p)
 			continue;
 		const pstack *st = &p->stacks[g->stack];
 		psession *s = &p->s[st->session];
-		nt_symbol_coverage *c = &s->info.symbols;
+		nt_symbol_coverage *c = &s->symbols;
 		int methods = nt_symtab_methods(s->sym) > 0;
 		int native = nt_native_module_count(s->native) > 0;
 		for (uint32_t d = 0; d < st->nnames; d++) {
@@ -207,6 +207,10 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 	if (p->finished)
 		return 0;
 	for (size_t i = 0; i < p->ns; i++) {
+		p->s[i].info.header = &p->s[i].header;
+		p->s[i].info.symbols = &p->s[i].symbols;
+	}
+	for (size_t i = 0; i < p->ns; i++) {
 		psession *s = &p->s[i];
 		int rc = nt_symtab_seal(s->sym, err);
 		if (rc)
@@ -299,8 +303,8 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			nt_session_info *si = &p->s[i].info;
 			double iv = si->rate->inferred_interval_ns;
 			si->sample_weight_ns = iv > 0 ? iv
-					       : si->header.expected_sampling_ns
-						       ? (double)si->header.expected_sampling_ns
+					       : si->header->expected_sampling_ns
+						       ? (double)si->header->expected_sampling_ns
 						       : 1e6;
 		}
 		for (size_t i = 0; i < p->ngroups; i++) {
@@ -310,7 +314,7 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			const nt_session_info *si = &p->s[g->session].info;
 			double iv = si->rate->inferred_interval_ns;
 			if (!(iv > 0))
-				iv = si->header.expected_sampling_ns ? si->header.expected_sampling_ns
+				iv = si->header->expected_sampling_ns ? si->header->expected_sampling_ns
 								     : 1e6;
 			g->weight = (double)g->samples * iv + g->extra_ns;
 		}

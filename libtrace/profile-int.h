@@ -106,7 +106,9 @@ typedef struct pthread_state {
 
 typedef struct psession {
 	nt_session_info info;
-	nt_rate_info rate_info;     /* info.rate and info.pauses point at these */
+	nt_trace_header header;     /* info.header, info.symbols, info.rate and info.pauses */
+	nt_symbol_coverage symbols; /* point at these (set when the profile is finished: */
+	nt_rate_info rate_info;     /* p->s no longer moves then) */
 	nt_pauses_info pauses_info;
 	char *name;
 	nt_symtab *sym;

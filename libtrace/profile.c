@@ -246,7 +246,7 @@ static uint8_t sample_state(const psession *s, const nt_event *ev)
 {
 	nt_value v;
 	if (!ev->meta || ev->meta->version < 1 ||
-	    !nt_event_field(ev, s->info.header.pointer_size, "State", &v) || v.u > 15)
+	    !nt_event_field(ev, s->header.pointer_size, "State", &v) || v.u > 15)
 		return 0;
 	return (uint8_t)v.u;
 }
@@ -527,7 +527,7 @@ static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
 {
 	nt_value v;
 	if (!ev->meta || ev->meta->version < 1 ||
-	    !nt_event_field(ev, s->info.header.pointer_size, "CpuTimeNs", &v))
+	    !nt_event_field(ev, s->header.pointer_size, "CpuTimeNs", &v))
 		return 0;
 	*cpu = v.u;
 	return 1;
@@ -589,7 +589,7 @@ static int add_clocked(nt_profile *p, psession *s, pthread_state *t, uint32_t st
 		       uint64_t cpu, const nt_event *ev, nt_error *err)
 {
 	int running = (stype >> 4) == 1;
-	double w = s->info.header.expected_sampling_ns ? (double)s->info.header.expected_sampling_ns
+	double w = s->header.expected_sampling_ns ? (double)s->header.expected_sampling_ns
 						       : 1e6;
 	int on_cpu = 0;
 	if (t->clk_seen) {
@@ -681,14 +681,14 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		return rc;
 	}
 	if (compat == NT_COMPAT_PYROSCOPE) {
-		if (ev->timestamp < s->info.header.sync_qpc)
+		if (ev->timestamp < s->header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
-		uint64_t per_tick = 1000000000ull / s->info.header.qpc_frequency;
-		int64_t rel = (int64_t)((ev->timestamp - s->info.header.sync_qpc) * per_tick);
+		uint64_t per_tick = 1000000000ull / s->header.qpc_frequency;
+		int64_t rel = (int64_t)((ev->timestamp - s->header.sync_qpc) * per_tick);
 		return pyro_log(p, t, rel, gi, type, ev, err);
 	}
-	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
-		     (double)s->info.header.qpc_frequency;
+	double tms = (double)(int64_t)(ev->timestamp - s->header.sync_qpc) * 1000.0 /
+		     (double)s->header.qpc_frequency;
 	return te_log(p, t, tms, gi, type == NT_SAMPLE_MANAGED || sample_state(s, ev) == 1, ev,
 		      err);
 }
@@ -710,8 +710,8 @@ static int handle_te_alloc(nt_profile *p, psession *s, uint32_t si, const nt_eve
 		if (gi < 0)
 			return NOMEM(p, err);
 	}
-	double tms = (double)(int64_t)(ev->timestamp - s->info.header.sync_qpc) * 1000.0 /
-		     (double)s->info.header.qpc_frequency;
+	double tms = (double)(int64_t)(ev->timestamp - s->header.sync_qpc) * 1000.0 /
+		     (double)s->header.qpc_frequency;
 	return te_log(p, t, tms, gi, 1, ev, err);
 }
 
@@ -777,9 +777,9 @@ static int handle_universal(nt_profile *p, psession *s, uint32_t si, const nt_ev
 	double w;
 	uint64_t n = 1;
 	if (cswitch) {
-		w = (double)value * 1e9 / (double)s->info.header.qpc_frequency;
+		w = (double)value * 1e9 / (double)s->header.qpc_frequency;
 	} else {
-		uint32_t per = s->info.header.expected_sampling_ns;
+		uint32_t per = s->header.expected_sampling_ns;
 		w = (double)value * (per ? (double)per : 1e6);
 		n = value;
 	}
@@ -941,7 +941,7 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	psession *s = &p->s[si];
 	memset(s, 0, sizeof *s);
 	const nt_trace_header *h = nt_reader_header(r);
-	s->info.header = *h;
+	s->header = *h;
 	s->name = nt_strdup(name ? name : "-");
 	if (!s->name)
 		return NOMEM(p, err);

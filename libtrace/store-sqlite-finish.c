@@ -130,7 +130,7 @@ static const char *compat_name(int compat)
 static int write_session(nt_store *st, int64_t sid, const nt_session_info *si,
 			 uint64_t stored, nt_error *err)
 {
-	const nt_trace_header *h = &si->header;
+	const nt_trace_header *h = si->header;
 	char utc[32];
 	nt_systemtime_iso(h->sync_time_utc, utc);
 	sqlite3_stmt *q = st->q[Q_SESSION];

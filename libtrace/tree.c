@@ -521,12 +521,12 @@ static int copy_sessions(nt_tree *t, nt_profile *p, nt_error *err)
 			return TREE_NOMEM(err);
 		s->samples = si->samples;
 		s->has_samples = si->samples > 0;
-		double f = si->header.qpc_frequency ? (double)si->header.qpc_frequency : 1.0;
+		double f = si->header->qpc_frequency ? (double)si->header->qpc_frequency : 1.0;
 		/* signed: a sample may precede the session start (spec: RuntimeInit example) */
-		s->first_s = (double)(int64_t)(si->first_ts - si->header.sync_qpc) / f;
-		s->last_s = (double)(int64_t)(si->last_ts - si->header.sync_qpc) / f;
+		s->first_s = (double)(int64_t)(si->first_ts - si->header->sync_qpc) / f;
+		s->last_s = (double)(int64_t)(si->last_ts - si->header->sync_qpc) / f;
 		s->weight_ns = si->sample_weight_ns;
-		s->declared_ns = si->header.expected_sampling_ns;
+		s->declared_ns = si->header->expected_sampling_ns;
 		s->pauses = si->pauses->pauses;
 		s->pause_ns = si->pauses->pause_ns;
 		s->gc_charged_ns = si->gc_charged_ns;

@@ -893,9 +893,9 @@ uint64_t profile_check_selection(tool *t, const profile_args *a, nt_profile *p)
 		total += si->samples;
 		if (!si->samples)
 			continue;
-		double f = (double)si->header.qpc_frequency;
-		int64_t a0 = (int64_t)((double)(int64_t)(si->first_ts - si->header.sync_qpc) * 1e9 / f);
-		int64_t a1 = (int64_t)((double)(int64_t)(si->last_ts - si->header.sync_qpc) * 1e9 / f);
+		double f = (double)si->header->qpc_frequency;
+		int64_t a0 = (int64_t)((double)(int64_t)(si->first_ts - si->header->sync_qpc) * 1e9 / f);
+		int64_t a1 = (int64_t)((double)(int64_t)(si->last_ts - si->header->sync_qpc) * 1e9 / f);
 		if (a0 < lo)
 			lo = a0;
 		if (a1 > hi)

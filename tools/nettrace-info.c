@@ -372,7 +372,7 @@ static void symbols_pass(summary *s)
 	    nt_profile_add_trace(p, r, s->file, &err) == 0) {
 		const nt_session_info *si = nt_profile_session(p, 0);
 		if (si) {
-			s->symbols = si->symbols;
+			s->symbols = *si->symbols;
 			s->have_symbols = 1;
 		}
 	}

@@ -345,9 +345,9 @@ static void session_span(const tree_cfg *cfg, const nt_session_info *si, char *b
 		snprintf(buf, n, "ts:%" PRIu64 " .. ts:%" PRIu64, si->first_ts, si->last_ts);
 		return;
 	}
-	double f = si->header.qpc_frequency ? (double)si->header.qpc_frequency : 1.0;
-	double a = (double)(int64_t)(si->first_ts - si->header.sync_qpc) / f;
-	double b = (double)(int64_t)(si->last_ts - si->header.sync_qpc) / f;
+	double f = si->header->qpc_frequency ? (double)si->header->qpc_frequency : 1.0;
+	double a = (double)(int64_t)(si->first_ts - si->header->sync_qpc) / f;
+	double b = (double)(int64_t)(si->last_ts - si->header->sync_qpc) / f;
 	snprintf(buf, n, "%.3f s .. %.3f s", fabs(a) < 0.0005 ? 0.0 : a, fabs(b) < 0.0005 ? 0.0 : b);
 }
 

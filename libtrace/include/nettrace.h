@@ -853,9 +853,12 @@ typedef struct nt_symbol_coverage {
 	uint64_t no_symbols;        /* native: the file has no symbols for it (or is unreadable) */
 } nt_symbol_coverage;
 
+/* One session of a finished profile; the library owns it and every struct it points at
+ * (borrowed until nt_profile_free()). Fields are only ever appended, and structs that may
+ * grow are held by pointer, never embedded. */
 typedef struct nt_session_info {
 	const char *name;
-	nt_trace_header header;
+	const nt_trace_header *header; /* the trace's header (a pointer, so that it can grow) */
 	const nt_rate_info *rate; /* inferred sampling rate; borrowed, as its gaps, from the
 				     profile (a pointer, so that nt_rate_info can grow) */
 	uint64_t samples;         /* ThreadSample events read */
@@ -873,7 +876,8 @@ typedef struct nt_session_info {
 	uint64_t gc_charges;       /* (thread, pause) pairs charged */
 	const nt_pauses_info *pauses; /* the runtime's GC pauses and suspensions; borrowed from
 				      the profile (a pointer, so that nt_pauses_info can grow) */
-	nt_symbol_coverage symbols;
+	const nt_symbol_coverage *symbols; /* why frames are (un)resolved (a pointer, so that
+					      nt_symbol_coverage can grow) */
 	double sample_weight_ns;   /* the weight of one sample: the inferred interval (else the
 				      declared one, else 1 ms); 0 in the compat modes, whose
 				      weights are intervals between a thread's samples */

@@ -802,7 +802,7 @@ static void test_tree_collapse_unresolved(void)
 	ok(p && nt_profile_foreach(p, collapse_cb, &c) == 0 && c.groups == 1 && c.good,
 	   "collapse_unresolved: Work;?!?;?!?;Main is Work;[unresolved];Main, one address per frame");
 	const nt_session_info *si = p ? nt_profile_session(p, 0) : NULL;
-	ok(si && si->symbols.frames == 4 && si->symbols.resolved == 2 && si->symbols.no_method == 2,
+	ok(si && si->symbols->frames == 4 && si->symbols->resolved == 2 && si->symbols->no_method == 2,
 	   "symbol coverage: 2 of 4 frames resolved, 2 with no method covering them");
 	nt_profile_free(p);
 	po.collapse_unresolved = 0;
