@@ -69,18 +69,23 @@
 /* ln(delta) without libm: nt_rate_add() needs it for every sample (rule (b) and the
  * EWMAs); log() was a tenth of nettrace-fold, and a memo table of recent deltas that
  * replaced it missed the L1 cache on most lookups (13% of the fold). delta = m * 2^e with
- * m in [1, 2); the top RT_LN_BITS bits of m pick c near m from a small table holding 1/c
- * and -log(1/c) (from libm at start-up), so ln(delta) = e ln 2 - log(1/c) + ln(1 + u)
- * with u = m/c - 1, |u| < 2^-(RT_LN_BITS+1), and five terms of the series of ln(1 + u)
- * leave an error below u^6/6 < 1e-17: the result is within a few ulps of log()'s. The
- * round decisions compare it with thresholds that are means of such values, so they can
+ * m in [1, 2); the top RT_LN_BITS bits of m pick c near m, so ln(delta) = e ln 2 - log(1/c)
+ * + ln(1 + u) with u = m/c - 1, |u| < 2^-(RT_LN_BITS+1), and five terms of the series of
+ * ln(1 + u) leave an error below u^6/6 < 1e-17: the result is within a few ulps of log()'s.
+ * The round decisions compare it with thresholds that are means of such values, so they can
  * differ from log()'s only for a delta within ~1e-15 of a threshold (a tick is a relative
  * 1e-5 of a 100 us threshold at 1 GHz): the inferred rates of every trace in data/ and of
- * the generated benchmark traces are unchanged. 2^8 entries of 16 bytes: 4 KiB. */
+ * the generated benchmark traces are unchanged. The table is indexed by the top bits of the
+ * double, exponent and RT_LN_BITS of mantissa together (e = 0..64 for delta in [1, 2^64]),
+ * and holds what the formula needs of e and c: 2^-e / c, so delta * (2^-e / c) is m / c
+ * rounded once, as m * (1 / c) is (scaling by 2^-e is exact), and e ln 2 - log(1/c), the
+ * same double as computed per sample before (1 / c and -log(1/c) from libm at start-up).
+ * 65 x 2^8 entries of 16 bytes: 260 KiB, of which a delta's few exponents are read. */
 #define RT_LN_BITS 8
+#define RT_LN_EXPS 65
 typedef struct rt_lnent {
-	double inv; /* 1 / c, c the middle of the entry's mantissa interval */
-	double neg_log_inv; /* -log(inv) */
+	double sinv; /* 2^-e / c, c the middle of the entry's mantissa interval */
+	double base; /* e ln 2 - log(1 / c) */
 } rt_lnent;
 
 /* Mantissa bits that rt_bin_fast() looks up: 2^10 entries of 8 bytes, each spanning 0.42
@@ -211,7 +216,7 @@ struct nt_rate {
 
 	rt_inner *inner;        /* RT_BINS_PER_DECADE * RT_DECADES + 1 bin interiors and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
-	rt_lnent *lns;          /* 2^RT_LN_BITS mantissa intervals (rt_log) */
+	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
 
 	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
 	size_t rescap;
@@ -434,15 +439,11 @@ static inline __attribute__((always_inline)) double rt_log(const nt_rate *rt, ui
 	double v = rt_u2d(d);
 	uint64_t bits;
 	memcpy(&bits, &v, sizeof bits);
-	int e = (int)(bits >> 52) - 1023; /* d >= 1: v is normal, e in 0..64 */
-	size_t top = (size_t)(bits >> (52 - RT_LN_BITS)) & (((size_t)1 << RT_LN_BITS) - 1);
-	uint64_t mbits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
-	double m;
-	memcpy(&m, &mbits, sizeof m);
-	const rt_lnent *t = &rt->lns[top];
-	double u = m * t->inv - 1.0;
+	/* d >= 1: v is normal, its exponent 0..64 */
+	const rt_lnent *t = &rt->lns[(bits >> (52 - RT_LN_BITS)) - (1023ull << RT_LN_BITS)];
+	double u = v * t->sinv - 1.0;
 	double p = u * (1.0 - u * (0.5 - u * (1.0 / 3 - u * (0.25 - u * 0.2))));
-	return (double)e * RT_LN2 + t->neg_log_inv + p;
+	return t->base + p;
 }
 
 /* Moves an EWMA already set towards x (rt_ewma() past its first value). */
@@ -923,13 +924,21 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		for (size_t i = 0; i < (size_t)1 << RT_MANT_BITS; i++)
 			rt->mant_bins[i] = RT_BINS_PER_DECADE *
 					   log10(1 + (double)i / (double)((size_t)1 << RT_MANT_BITS));
-	rt->lns = malloc(((size_t)1 << RT_LN_BITS) * sizeof *rt->lns);
-	if (rt->lns)
+	rt->lns = malloc((RT_LN_EXPS << RT_LN_BITS) * sizeof *rt->lns);
+	if (rt->lns) {
+		double inv[1 << RT_LN_BITS], neg_log_inv[1 << RT_LN_BITS], scale = 1.0;
 		for (size_t i = 0; i < (size_t)1 << RT_LN_BITS; i++) {
 			double c = 1 + ((double)i + 0.5) / (double)((size_t)1 << RT_LN_BITS);
-			rt->lns[i].inv = 1 / c;
-			rt->lns[i].neg_log_inv = -log(rt->lns[i].inv);
+			inv[i] = 1 / c;
+			neg_log_inv[i] = -log(inv[i]);
 		}
+		for (size_t e = 0; e < RT_LN_EXPS; e++, scale *= 0.5)
+			for (size_t i = 0; i < (size_t)1 << RT_LN_BITS; i++) {
+				rt_lnent *t = &rt->lns[e << RT_LN_BITS | i];
+				t->sinv = inv[i] * scale;
+				t->base = (double)e * RT_LN2 + neg_log_inv[i];
+			}
+	}
 	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
 	    !rt->inner || !rt->mant_bins || !rt->lns)
 		goto fail;
