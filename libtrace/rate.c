@@ -100,6 +100,17 @@ typedef struct rt_inner {
 	double lo, hi;
 } rt_inner;
 
+/* The bin of a value from a table (rt_bin_tab()), without arithmetic: the value's double
+ * cut to its exponent and RT_BKT_BITS mantissa bits is a bucket, a relative 2^-13 wide
+ * (1/25 of a bin), and most buckets lie inside the interior (rt_inner) of one bin, which is
+ * then every value's bin. An entry (uint16_t) is 0 until a value of the bucket first
+ * comes, then its bin, or RT_BKT_EDGE for a bucket a bin's edge or 1e12 cuts (one in ~25:
+ * their values go to rt_bin_fast()). Exponents 0..39, values in [1, 2^40): 640 KiB of
+ * which only the pages of the values seen are touched (calloc). */
+#define RT_BKT_BITS 13
+#define RT_BKT_N (40u << RT_BKT_BITS)
+#define RT_BKT_EDGE 0xFFFFu
+
 /* Timestamps of one capture thread going backwards are ignored (the API asks for timestamp
  * order). So many in a row means the clock was reset (e.g. a second session reusing the
  * sampler thread id): the capture thread's stream restarts, with no delta across it. */
@@ -216,6 +227,7 @@ struct nt_rate {
 
 	rt_inner *inner;        /* RT_BINS_PER_DECADE * RT_DECADES + 1 bin interiors and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
+	uint16_t *bkt;          /* RT_BKT_N buckets' bins (rt_bin_tab) */
 	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
 
 	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
@@ -297,6 +309,49 @@ static inline __attribute__((always_inline)) size_t rt_bin_fast(const nt_rate *r
 	if (ns > in[1].lo && ns < in[1].hi)
 		return (size_t)k + 2;
 	return rt_bin(ns);
+}
+
+/* rt_bin_fast() of a value whose bucket has no bin in rt->bkt: unknown yet (it is then
+ * worked out: RT_BKT_EDGE unless both its ends are inside one bin's interior, as the
+ * bucket's every value then is), cut by an edge, or beyond the table. */
+static __attribute__((noinline)) size_t rt_bin_miss(nt_rate *rt, double ns)
+{
+	uint64_t bits;
+	memcpy(&bits, &ns, sizeof bits);
+	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+	if (i < RT_BKT_N && !rt->bkt[i]) {
+		uint64_t lob = (i + (1023ull << RT_BKT_BITS)) << (52 - RT_BKT_BITS);
+		uint64_t hib = lob | ((1ull << (52 - RT_BKT_BITS)) - 1);
+		double lo, hi;
+		memcpy(&lo, &lob, sizeof lo);
+		memcpy(&hi, &hib, sizeof hi);
+		uint16_t v = RT_BKT_EDGE;
+		if (lo >= 1e12) {
+			v = RT_NBINS - 1;
+		} else if (hi < 1e12) {
+			size_t b = rt_bin_fast(rt, lo); /* lo >= 1: a regular bin */
+			const rt_inner *in = &rt->inner[b - 1];
+			if (lo > in->lo && hi < in->hi)
+				v = (uint16_t)b;
+		}
+		rt->bkt[i] = v;
+	}
+	return rt_bin_fast(rt, ns);
+}
+
+/* rt_bin_fast() by the bucket table: the bin of nearly every value in two loads. */
+static inline __attribute__((always_inline)) size_t rt_bin_tab(nt_rate *rt, double ns)
+{
+	uint64_t bits;
+	memcpy(&bits, &ns, sizeof bits);
+	/* values below 1 (exponent < 0) wrap to a large index */
+	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+	if (__builtin_expect(i < RT_BKT_N, 1)) {
+		unsigned b = rt->bkt[i];
+		if (__builtin_expect(b - 1 < RT_BKT_EDGE - 1, 1))
+			return b;
+	}
+	return rt_bin_miss(rt, ns);
 }
 
 /* Lower edge (ns) of regular bin b (1..RT_NBINS-2); geometric mid-point with f = 0.5. */
@@ -421,7 +476,7 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 		rt->min_delta = d;
 	if (d > rt->max_delta)
 		rt->max_delta = d;
-	rt->hist[rt_bin_fast(rt, rt_ns_u(rt, d))]++;
+	rt->hist[rt_bin_tab(rt, rt_ns_u(rt, d))]++;
 	/* the admission threshold follows the median, from the histogram every RT_ADM_EVERY
 	 * deltas (a scan of its bins: a few ns per delta) once RT_ADM_FIRST are in */
 	if (rt->ndeltas >= RT_ADM_FIRST && rt->ndeltas % RT_ADM_EVERY == 0) {
@@ -588,7 +643,7 @@ static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, u
 	if (td > rt->tmax)
 		rt->tmax = td;
 	rt->tcount++;
-	rt->thist[rt_bin_fast(rt, rt_ns_u(rt, td))]++;
+	rt->thist[rt_bin_tab(rt, rt_ns_u(rt, td))]++;
 }
 
 /* nt_rate_add() of the steady state, nearly every sample: the previous sample's capture
@@ -924,6 +979,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		for (size_t i = 0; i < (size_t)1 << RT_MANT_BITS; i++)
 			rt->mant_bins[i] = RT_BINS_PER_DECADE *
 					   log10(1 + (double)i / (double)((size_t)1 << RT_MANT_BITS));
+	rt->bkt = calloc(RT_BKT_N, sizeof *rt->bkt);
 	rt->lns = malloc((RT_LN_EXPS << RT_LN_BITS) * sizeof *rt->lns);
 	if (rt->lns) {
 		double inv[1 << RT_LN_BITS], neg_log_inv[1 << RT_LN_BITS], scale = 1.0;
@@ -940,7 +996,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 			}
 	}
 	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
-	    !rt->inner || !rt->mant_bins || !rt->lns)
+	    !rt->inner || !rt->mant_bins || !rt->bkt || !rt->lns)
 		goto fail;
 	*out = rt;
 	return 0;
@@ -995,6 +1051,7 @@ void nt_rate_free(nt_rate *rt)
 	free(rt->res_gaps);
 	free(rt->inner);
 	free(rt->mant_bins);
+	free(rt->bkt);
 	free(rt->lns);
 	nt_idmap_free(&rt->thread_map);
 	free(rt->threads);
