@@ -173,16 +173,30 @@ typedef struct rt_stats {
 } rt_stats;
 
 struct nt_rate {
+	/* What rt_add_steady() reads of the estimator, together: the capture thread it may
+	 * continue (rt->nocap if none) and the thread it expects (0: the dummy). */
+	rt_capture *cur;
+	uint64_t cur_id;        /* cur's capture thread id */
+	uint32_t cur_ix;        /* cur's index into caps */
+	uint32_t guess;         /* threads[last_thread - 1].next, 0 none */
+	rt_thread *threads;     /* tslots + 1; threads[-1] is a dummy that never matches */
+	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
+	uint16_t *bkt;          /* RT_BKT_N buckets' bins (rt_bin_tab) */
+	uint64_t *thist;        /* RT_NBINS: per-thread consecutive-sample deltas (median only) */
+	uint64_t tcount;
+	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
+	uint64_t samples;       /* fed, including ignored ones */
+	uint64_t rounds;        /* all capture threads */
+	uint32_t last_thread;   /* index + 1 of the previous sample's thread, 0 none */
+	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
+	double ns_int;          /* ns_per_tick when a whole number in [2, 1024], else 0 */
+
 	uint64_t declared_ns;   /* header's period, a hint for the first round only */
 	uint64_t freq;          /* ticks per second, > 0 */
 	uint64_t sync_qpc;      /* session start, ticks */
 	long double ns_per_tick;
-	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
-	double ns_int;          /* ns_per_tick when a whole number in [2, 1024], else 0 */
 	double log_half_declared; /* ln(declared / 2 in ticks), HUGE_VAL if no declared period */
 
-	uint64_t samples;       /* fed, including ignored ones */
-	uint64_t rounds;        /* all capture threads */
 	uint64_t ndeltas;       /* round-to-round deltas recorded */
 	uint64_t ignored;       /* backwards timestamps and duplicates */
 
@@ -197,10 +211,6 @@ struct nt_rate {
 	uint64_t *hist;         /* RT_NBINS counts of round deltas, binned in ns */
 	uint64_t *scratch;      /* RT_NBINS: hist minus the gaps, at finalisation */
 
-	/* Per-thread consecutive-sample deltas (median only). */
-	uint64_t *thist;        /* RT_NBINS */
-	uint64_t tcount;
-	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
 
 	/* The gap candidates: min-heap on len, at most NT_RATE_MAX_GAPS (grown as needed).
 	 * A delta enters when longer than adm_ticks, twice the running median (every final
@@ -214,21 +224,19 @@ struct nt_rate {
 	uint64_t max_delta;     /* longest delta, ticks */
 
 	nt_idmap thread_map;    /* thread id -> index into threads */
-	rt_thread *threads;
+	rt_thread *tslots;      /* cthreads entries: the dummy, then the threads */
 	size_t nthreads, cthreads;
 	uint64_t untracked;     /* samples of threads beyond RT_MAX_THREADS or lost to ENOMEM */
-	uint32_t last_thread;   /* index + 1 of the previous sample's thread, 0 none */
 
 	nt_idmap cap_map;       /* capture thread id -> index into caps */
 	rt_capture *caps;
 	size_t ncaps, ccaps;
 	long last_cap;          /* index of the previous sample's capture thread, -1 if none */
 	uint64_t last_cap_id;
+	rt_capture nocap;       /* rt->cur when rt_add_steady() may not take a sample */
 
 	rt_inner *inner;        /* RT_BINS_PER_DECADE * RT_DECADES + 1 bin interiors and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
-	uint16_t *bkt;          /* RT_BKT_N buckets' bins (rt_bin_tab) */
-	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
 
 	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
 	size_t rescap;
@@ -504,11 +512,10 @@ static inline __attribute__((always_inline)) double rt_log(const nt_rate *rt, ui
 /* Moves an EWMA already set towards x (rt_ewma() past its first value). */
 static inline void rt_ewma_set(double *est, double x)
 {
+	/* written as minsd and maxsd do it (x is never NaN): no branches */
 	double dx = x - *est;
-	if (dx > RT_LOG_CLIP)
-		dx = RT_LOG_CLIP;
-	if (dx < -RT_LOG_CLIP)
-		dx = -RT_LOG_CLIP;
+	dx = dx < RT_LOG_CLIP ? dx : RT_LOG_CLIP;
+	dx = dx > -RT_LOG_CLIP ? dx : -RT_LOG_CLIP;
 	*est += RT_EWMA_W * dx;
 }
 
@@ -617,9 +624,10 @@ static __attribute__((noinline)) rt_thread *rt_thread_find(nt_rate *rt, uint64_t
 	if (i < 0) {
 		if (rt->nthreads >= RT_MAX_THREADS)
 			return NULL;
-		if (nt_grow((void **)&rt->threads, &rt->cthreads, rt->nthreads + 1,
-			    sizeof *rt->threads))
+		if (nt_grow((void **)&rt->tslots, &rt->cthreads, rt->nthreads + 2,
+			    sizeof *rt->tslots))
 			return NULL;
+		rt->threads = rt->tslots + 1;
 		if (nt_idmap_put(&rt->thread_map, id, rt->nthreads))
 			return NULL;
 		/* nt_grow() may have moved the array */
@@ -635,6 +643,29 @@ static __attribute__((noinline)) rt_thread *rt_thread_find(nt_rate *rt, uint64_t
 	return &rt->threads[i];
 }
 
+/* h[bin of ns]++ for a value rt_bin_tab() does not know, as a call of its own so that the
+ * per-sample path stays a leaf (this one is its tail call). */
+static __attribute__((noinline)) void rt_count_miss(nt_rate *rt, uint64_t *h, double ns)
+{
+	h[rt_bin_miss(rt, ns)]++;
+}
+
+/* h[bin of ns]++ (rt_bin_tab()). */
+static inline __attribute__((always_inline)) void rt_count(nt_rate *rt, uint64_t *h, double ns)
+{
+	uint64_t bits;
+	memcpy(&bits, &ns, sizeof bits);
+	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+	if (__builtin_expect(i < RT_BKT_N, 1)) {
+		unsigned b = rt->bkt[i];
+		if (__builtin_expect(b - 1 < RT_BKT_EDGE - 1, 1)) {
+			h[b]++;
+			return;
+		}
+	}
+	rt_count_miss(rt, h, ns);
+}
+
 /* Counts a per-thread consecutive-sample delta of td ticks. */
 static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, uint64_t td)
 {
@@ -643,52 +674,96 @@ static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, u
 	if (td > rt->tmax)
 		rt->tmax = td;
 	rt->tcount++;
-	rt->thist[rt_bin_tab(rt, rt_ns_u(rt, td))]++;
+	rt_count(rt, rt->thist, rt_ns_u(rt, td));
+}
+
+/* The steady state (rt_add_steady()) after the round decision: the capture thread's and
+ * the thread's timestamps, the thread's round, its delta. */
+static inline __attribute__((always_inline)) void rt_steady_end(nt_rate *rt, rt_capture *c,
+								 rt_thread *t, uint64_t timestamp)
+{
+	c->last_ts = timestamp;
+	t->round_serial = c->round_serial;
+	uint64_t prev = t->last_ts;
+	t->last_ts = timestamp;
+	if (timestamp >= prev)
+		rt_thread_delta(rt, timestamp - prev);
+}
+
+/* The rule (b) threshold of c with both scales known (rt_update_threshold()). */
+static inline void rt_threshold_known(rt_capture *c)
+{
+	double t = 0.5 * (c->log_intra + c->log_inter);
+	if (t < c->log_intra + RT_LN4)
+		t = c->log_intra + RT_LN4;
+	if (t > c->log_inter - RT_LN2)
+		t = c->log_inter - RT_LN2;
+	c->log_thr = t;
+}
+
+/* rt_add_steady() of a sample that starts a round (one in threads-per-round). */
+static __attribute__((noinline)) void rt_steady_round(nt_rate *rt, rt_capture *c, rt_thread *t,
+						      uint64_t timestamp, double x)
+{
+	rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
+	rt_ewma_set(&c->log_inter, x);
+	c->round_serial++;
+	c->round_ts = timestamp;
+	rt->rounds++;
+	rt_threshold_known(c);
+	rt_steady_end(rt, c, t, timestamp);
 }
 
 /* nt_rate_add() of the steady state, nearly every sample: the previous sample's capture
- * thread again, with a round open and both scales known, a thread it sampled last time,
- * found by rt_thread_get()'s guess, a later timestamp and not a duplicate. Returns 0,
- * having changed nothing, when the sample is not such a one. The steps are
- * nt_rate_add()'s general ones with the tests these conditions settle left out. */
-static inline int rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
-				uint64_t capture_thread_id)
+ * thread again (rt->cur: a round open, both scales known, no timestamps going backwards),
+ * the thread it sampled after the previous sample's thread last time (rt->guess) with
+ * this capture thread, a later timestamp and not a duplicate. Returns 0, having changed
+ * nothing, when the sample is not such a one. The steps are rt_add()'s with the tests
+ * these conditions settle left out. rt->cur is rt->nocap (last_ts UINT64_MAX) and
+ * rt->guess 0 (the dummy thread before threads[0], cap UINT32_MAX) when there is no
+ * candidate, so the tests that reject a sample reject those too; the path has no call
+ * but tail calls, so that it needs no saved registers. */
+static inline __attribute__((always_inline)) int
+rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
 {
-	if (rt->last_cap < 0 || rt->last_cap_id != capture_thread_id || !rt->last_thread)
-		return 0;
-	uint32_t next = rt->threads[rt->last_thread - 1].next;
-	if (!next)
-		return 0;
-	rt_thread *t = &rt->threads[next - 1];
-	rt_capture *c = &rt->caps[rt->last_cap];
-	if (t->id != thread_id || t->cap != (uint32_t)rt->last_cap || !c->started ||
-	    timestamp <= c->last_ts || t->last_ts == timestamp || !c->has_intra || !c->has_inter)
+	rt_capture *c = rt->cur;
+	uint32_t g = rt->guess;
+	rt_thread *t = &rt->threads[(long)g - 1];
+	if (rt->cur_id != capture_thread_id || t->id != thread_id || t->cap != rt->cur_ix ||
+	    timestamp <= c->last_ts || t->last_ts == timestamp)
 		return 0;
 	rt->samples++;
-	c->nbackwards = 0;
-	rt->last_thread = next;
+	rt->last_thread = g;
+	rt->guess = t->next;
 	double x = rt_log(rt, timestamp - c->last_ts);
 	if (t->round_serial == c->round_serial || x > c->log_thr) {
-		rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
-		rt_ewma_set(&c->log_inter, x);
-		c->round_serial++;
-		c->round_ts = timestamp;
-		rt->rounds++;
-	} else {
-		rt_ewma_set(&c->log_intra, x);
+		rt_steady_round(rt, c, t, timestamp, x);
+		return 1;
 	}
-	rt_update_threshold(rt, c);
-	c->last_ts = timestamp;
-	if (timestamp >= t->last_ts)
-		rt_thread_delta(rt, timestamp - t->last_ts);
-	t->last_ts = timestamp;
-	t->round_serial = c->round_serial;
+	rt_ewma_set(&c->log_intra, x);
+	rt_threshold_known(c);
+	rt_steady_end(rt, c, t, timestamp);
 	return 1;
 }
 
-/* nt_rate_add() of any sample rt_add_steady() did not take. */
-static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
-					     uint64_t capture_thread_id)
+/* Sets rt->cur, cur_id, cur_ix and guess (rt_add_steady()) from the state rt_add() left. */
+static void rt_steady_refresh(nt_rate *rt)
+{
+	rt->guess = rt->last_thread ? rt->threads[rt->last_thread - 1].next : 0;
+	rt->cur = &rt->nocap;
+	if (rt->last_cap < 0)
+		return;
+	rt_capture *c = &rt->caps[rt->last_cap];
+	if (c->started && c->has_intra && c->has_inter && !c->nbackwards) {
+		rt->cur = c;
+		rt->cur_id = rt->last_cap_id;
+		rt->cur_ix = (uint32_t)rt->last_cap;
+	}
+}
+
+/* nt_rate_add() of any sample rt_add_steady() did not take (rt_add() below). */
+static inline void rt_add_any(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+			      uint64_t capture_thread_id)
 {
 	rt->samples++;
 	long ci = rt->last_cap >= 0 && rt->last_cap_id == capture_thread_id
@@ -749,6 +824,13 @@ static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, ui
 		t->cap = (uint32_t)ci;
 		t->round_serial = c->round_serial;
 	}
+}
+
+static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+					     uint64_t capture_thread_id)
+{
+	rt_add_any(rt, timestamp, thread_id, capture_thread_id);
+	rt_steady_refresh(rt);
 }
 
 void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
@@ -955,6 +1037,14 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		rt->log_half_declared = t >= 1 ? log((double)t) : 0;
 	}
 	rt->last_cap = -1;
+	rt->nocap.last_ts = UINT64_MAX;
+	rt->cur = &rt->nocap;
+	rt->cthreads = 16;
+	rt->tslots = calloc(rt->cthreads, sizeof *rt->tslots);
+	if (rt->tslots) {
+		rt->tslots[0].cap = UINT32_MAX; /* the dummy: no capture thread's */
+		rt->threads = rt->tslots + 1;
+	}
 	rt->tmin = UINT64_MAX;
 	rt->hist = calloc(RT_NBINS, sizeof *rt->hist);
 	rt->scratch = calloc(RT_NBINS, sizeof *rt->scratch);
@@ -995,7 +1085,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 				t->base = (double)e * RT_LN2 + neg_log_inv[i];
 			}
 	}
-	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
+	if (!rt->tslots || !rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
 	    !rt->inner || !rt->mant_bins || !rt->bkt || !rt->lns)
 		goto fail;
 	*out = rt;
@@ -1054,7 +1144,7 @@ void nt_rate_free(nt_rate *rt)
 	free(rt->bkt);
 	free(rt->lns);
 	nt_idmap_free(&rt->thread_map);
-	free(rt->threads);
+	free(rt->tslots);
 	nt_idmap_free(&rt->cap_map);
 	free(rt->caps);
 	free(rt);
