@@ -100,13 +100,14 @@ typedef struct rt_inner {
 	double lo, hi;
 } rt_inner;
 
-/* The bin of a value from a table (rt_bin_tab()), without arithmetic: the value's double
- * cut to its exponent and RT_BKT_BITS mantissa bits is a bucket, a relative 2^-13 wide
- * (1/25 of a bin), and most buckets lie inside the interior (rt_inner) of one bin, which is
- * then every value's bin. An entry (uint16_t) is 0 until a value of the bucket first
- * comes, then its bin, or RT_BKT_EDGE for a bucket a bin's edge or 1e12 cuts (one in ~25:
- * their values go to rt_bin_fast()). Exponents 0..39, values in [1, 2^40): 640 KiB of
- * which only the pages of the values seen are touched (calloc). */
+/* The histogram bin of a tick count from a table (rt_count()), without arithmetic: the
+ * count's double cut to its exponent and RT_BKT_BITS mantissa bits is a bucket, a relative
+ * 2^-13 wide (1/25 of a bin), and most buckets' counts all fall in the interior (rt_inner)
+ * of one bin once converted to ns, which is then every such count's bin. An entry
+ * (uint16_t) is 0 until a count of the bucket first comes, then bin + 1, or RT_BKT_EDGE
+ * for a bucket that a bin's edge (or 1 ns, or 1e12 ns) cuts: one in ~25, whose counts go
+ * to rt_bin_fast(). Counts in [1, 2^40): 640 KiB, of which only the pages of the counts
+ * seen are touched (calloc). */
 #define RT_BKT_BITS 13
 #define RT_BKT_N (40u << RT_BKT_BITS)
 #define RT_BKT_EDGE 0xFFFFu
@@ -181,7 +182,7 @@ struct nt_rate {
 	uint32_t guess;         /* threads[last_thread - 1].next, 0 none */
 	rt_thread *threads;     /* tslots + 1; threads[-1] is a dummy that never matches */
 	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
-	uint16_t *bkt;          /* RT_BKT_N buckets' bins (rt_bin_tab) */
+	uint16_t *bkt;          /* RT_BKT_N buckets' bins + 1 (rt_count) */
 	uint64_t *thist;        /* RT_NBINS: per-thread consecutive-sample deltas (median only) */
 	uint64_t tcount;
 	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
@@ -319,47 +320,68 @@ static inline __attribute__((always_inline)) size_t rt_bin_fast(const nt_rate *r
 	return rt_bin(ns);
 }
 
-/* rt_bin_fast() of a value whose bucket has no bin in rt->bkt: unknown yet (it is then
- * worked out: RT_BKT_EDGE unless both its ends are inside one bin's interior, as the
- * bucket's every value then is), cut by an edge, or beyond the table. */
-static __attribute__((noinline)) size_t rt_bin_miss(nt_rate *rt, double ns)
+/* The rt->bkt entry of bucket i (RT_BKT_BITS): the whole tick counts it holds, converted
+ * by rt_ns_u() (monotonic: a count between two others has an ns value between theirs),
+ * are all in bin 0, all in the last bin, or all in one regular bin's interior, or it is
+ * RT_BKT_EDGE. */
+static uint16_t rt_bkt_entry(const nt_rate *rt, uint64_t i)
 {
-	uint64_t bits;
-	memcpy(&bits, &ns, sizeof bits);
-	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
-	if (i < RT_BKT_N && !rt->bkt[i]) {
-		uint64_t lob = (i + (1023ull << RT_BKT_BITS)) << (52 - RT_BKT_BITS);
-		uint64_t hib = lob | ((1ull << (52 - RT_BKT_BITS)) - 1);
-		double lo, hi;
-		memcpy(&lo, &lob, sizeof lo);
-		memcpy(&hi, &hib, sizeof hi);
-		uint16_t v = RT_BKT_EDGE;
-		if (lo >= 1e12) {
-			v = RT_NBINS - 1;
-		} else if (hi < 1e12) {
-			size_t b = rt_bin_fast(rt, lo); /* lo >= 1: a regular bin */
-			const rt_inner *in = &rt->inner[b - 1];
-			if (lo > in->lo && hi < in->hi)
-				v = (uint16_t)b;
-		}
-		rt->bkt[i] = v;
-	}
-	return rt_bin_fast(rt, ns);
+	uint64_t lob = (i + (1023ull << RT_BKT_BITS)) << (52 - RT_BKT_BITS);
+	uint64_t hib = lob | ((1ull << (52 - RT_BKT_BITS)) - 1);
+	double lo, hi;
+	memcpy(&lo, &lob, sizeof lo);
+	memcpy(&hi, &hib, sizeof hi);
+	/* in [1, 2^40) every whole number is a double: the first and last count */
+	uint64_t first = (uint64_t)lo, last = (uint64_t)hi;
+	if ((double)first < lo)
+		first++;
+	if (first > last)
+		return RT_BKT_EDGE;
+	double a = rt_ns_u(rt, first), b = rt_ns_u(rt, last);
+	if (b < 1.0)
+		return 1; /* bin 0 */
+	if (a >= 1e12)
+		return RT_NBINS; /* the last bin */
+	if (!(a >= 1.0) || !(b < 1e12))
+		return RT_BKT_EDGE;
+	size_t k = rt_bin_fast(rt, a); /* a regular bin */
+	const rt_inner *in = &rt->inner[k - 1];
+	return a > in->lo && b < in->hi ? (uint16_t)(k + 1) : RT_BKT_EDGE;
 }
 
-/* rt_bin_fast() by the bucket table: the bin of nearly every value in two loads. */
-static inline __attribute__((always_inline)) size_t rt_bin_tab(nt_rate *rt, double ns)
+/* The bucket of a tick count (RT_BKT_BITS); counts below 1 wrap to a large index. */
+static inline uint64_t rt_bkt_index(uint64_t ticks)
 {
+	double v = rt_u2d(ticks);
 	uint64_t bits;
-	memcpy(&bits, &ns, sizeof bits);
-	/* values below 1 (exponent < 0) wrap to a large index */
-	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+	memcpy(&bits, &v, sizeof bits);
+	return (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+}
+
+/* rt_count() of a count whose bucket's entry is not a bin: first seen (the entry is then
+ * worked out), cut by an edge, or beyond the table. A call of its own, so that the
+ * per-sample path stays a leaf (this is its tail call). */
+static __attribute__((noinline)) void rt_count_miss(nt_rate *rt, uint64_t *h, uint64_t ticks)
+{
+	uint64_t i = rt_bkt_index(ticks);
+	if (i < RT_BKT_N && !rt->bkt[i])
+		rt->bkt[i] = rt_bkt_entry(rt, i);
+	h[rt_bin_fast(rt, rt_ns_u(rt, ticks))]++;
+}
+
+/* Counts a delta of ticks in histogram h: h[rt_bin_fast(rt_ns_u(ticks))]++. */
+static inline __attribute__((always_inline)) void rt_count(nt_rate *rt, uint64_t *h,
+							   uint64_t ticks)
+{
+	uint64_t i = rt_bkt_index(ticks);
 	if (__builtin_expect(i < RT_BKT_N, 1)) {
-		unsigned b = rt->bkt[i];
-		if (__builtin_expect(b - 1 < RT_BKT_EDGE - 1, 1))
-			return b;
+		unsigned e = rt->bkt[i];
+		if (__builtin_expect(e - 1 < RT_BKT_EDGE - 1, 1)) {
+			h[e - 1]++;
+			return;
+		}
 	}
-	return rt_bin_miss(rt, ns);
+	rt_count_miss(rt, h, ticks);
 }
 
 /* Lower edge (ns) of regular bin b (1..RT_NBINS-2); geometric mid-point with f = 0.5. */
@@ -484,7 +506,7 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 		rt->min_delta = d;
 	if (d > rt->max_delta)
 		rt->max_delta = d;
-	rt->hist[rt_bin_tab(rt, rt_ns_u(rt, d))]++;
+	rt_count(rt, rt->hist, d);
 	/* the admission threshold follows the median, from the histogram every RT_ADM_EVERY
 	 * deltas (a scan of its bins: a few ns per delta) once RT_ADM_FIRST are in */
 	if (rt->ndeltas >= RT_ADM_FIRST && rt->ndeltas % RT_ADM_EVERY == 0) {
@@ -643,29 +665,6 @@ static __attribute__((noinline)) rt_thread *rt_thread_find(nt_rate *rt, uint64_t
 	return &rt->threads[i];
 }
 
-/* h[bin of ns]++ for a value rt_bin_tab() does not know, as a call of its own so that the
- * per-sample path stays a leaf (this one is its tail call). */
-static __attribute__((noinline)) void rt_count_miss(nt_rate *rt, uint64_t *h, double ns)
-{
-	h[rt_bin_miss(rt, ns)]++;
-}
-
-/* h[bin of ns]++ (rt_bin_tab()). */
-static inline __attribute__((always_inline)) void rt_count(nt_rate *rt, uint64_t *h, double ns)
-{
-	uint64_t bits;
-	memcpy(&bits, &ns, sizeof bits);
-	uint64_t i = (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
-	if (__builtin_expect(i < RT_BKT_N, 1)) {
-		unsigned b = rt->bkt[i];
-		if (__builtin_expect(b - 1 < RT_BKT_EDGE - 1, 1)) {
-			h[b]++;
-			return;
-		}
-	}
-	rt_count_miss(rt, h, ns);
-}
-
 /* Counts a per-thread consecutive-sample delta of td ticks. */
 static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, uint64_t td)
 {
@@ -674,7 +673,7 @@ static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, u
 	if (td > rt->tmax)
 		rt->tmax = td;
 	rt->tcount++;
-	rt_count(rt, rt->thist, rt_ns_u(rt, td));
+	rt_count(rt, rt->thist, td);
 }
 
 /* The steady state (rt_add_steady()) after the round decision: the capture thread's and
