@@ -32,8 +32,15 @@
  * Memory is bounded whatever the sample count: two log-scale histograms (1000 bins per
  * decade, 1 ns .. 1000 s: quantiles within 0.12%), exact sums, the deltas that may be gaps
  * (longer than twice the running median: at most NT_RATE_MAX_GAPS of them, the longest, in
- * a min-heap that grows as needed) and per-thread/per-capture-thread state capped at
- * RT_MAX_THREADS. */
+ * a min-heap that grows as needed), per-thread/per-capture-thread state capped at
+ * RT_MAX_THREADS, and fixed lookup tables (about 1.2 MiB, mostly untouched pages).
+ *
+ * Cost: nt_rate_add() runs for every sample, so its usual case, the sampler's next thread
+ * in the same round or the next (rt_add_steady()), is a leaf function with five
+ * comparisons against state kept in the estimator's first cache line, a ln() from a table
+ * and a short series (rt_log()), and a histogram bin from a table of tick-count buckets
+ * (rt_count()); everything else goes to rt_add(). Each shortcut gives the same doubles as
+ * the general computation, so the statistics do not depend on which path a sample took. */
 #include "internal.h"
 
 #include <math.h>
