@@ -574,15 +574,21 @@ static void rt_ewma(double *est, uint8_t *has, double x)
  * thread so far), half the declared period, or none (rule (a) only). */
 static void rt_update_threshold_early(const nt_rate *rt, rt_capture *c);
 
+/* rt_update_threshold() with both scales known (the steady path's). */
+static inline void rt_threshold_known(rt_capture *c)
+{
+	double t = 0.5 * (c->log_intra + c->log_inter);
+	if (t < c->log_intra + RT_LN4)
+		t = c->log_intra + RT_LN4;
+	if (t > c->log_inter - RT_LN2)
+		t = c->log_inter - RT_LN2;
+	c->log_thr = t;
+}
+
 static inline void rt_update_threshold(const nt_rate *rt, rt_capture *c)
 {
 	if (__builtin_expect(c->has_intra && c->has_inter, 1)) {
-		double t = 0.5 * (c->log_intra + c->log_inter);
-		if (t < c->log_intra + RT_LN4)
-			t = c->log_intra + RT_LN4;
-		if (t > c->log_inter - RT_LN2)
-			t = c->log_inter - RT_LN2;
-		c->log_thr = t;
+		rt_threshold_known(c);
 		return;
 	}
 	rt_update_threshold_early(rt, c);
@@ -694,17 +700,6 @@ static inline __attribute__((always_inline)) void rt_steady_end(nt_rate *rt, rt_
 	t->last_ts = timestamp;
 	if (timestamp >= prev)
 		rt_thread_delta(rt, timestamp - prev);
-}
-
-/* The rule (b) threshold of c with both scales known (rt_update_threshold()). */
-static inline void rt_threshold_known(rt_capture *c)
-{
-	double t = 0.5 * (c->log_intra + c->log_inter);
-	if (t < c->log_intra + RT_LN4)
-		t = c->log_intra + RT_LN4;
-	if (t > c->log_inter - RT_LN2)
-		t = c->log_inter - RT_LN2;
-	c->log_thr = t;
 }
 
 /* rt_add_steady() of a sample that starts a round (one in threads-per-round). */
