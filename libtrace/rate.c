@@ -32,8 +32,15 @@
  * Memory is bounded whatever the sample count: two log-scale histograms (1000 bins per
  * decade, 1 ns .. 1000 s: quantiles within 0.12%), exact sums, the deltas that may be gaps
  * (longer than twice the running median: at most NT_RATE_MAX_GAPS of them, the longest, in
- * a min-heap that grows as needed) and per-thread/per-capture-thread state capped at
- * RT_MAX_THREADS. */
+ * a min-heap that grows as needed), per-thread/per-capture-thread state capped at
+ * RT_MAX_THREADS, and fixed lookup tables (about 1.2 MiB, mostly untouched pages).
+ *
+ * Cost: nt_rate_add() runs for every sample, so its usual case, the sampler's next thread
+ * in the same round or the next (rt_add_steady()), is a leaf function with five
+ * comparisons against state kept in the estimator's first cache line, a ln() from a table
+ * and a short series (rt_log()), and a histogram bin from a table of tick-count buckets
+ * (rt_count()); everything else goes to rt_add(). Each shortcut gives the same doubles as
+ * the general computation, so the statistics do not depend on which path a sample took. */
 #include "internal.h"
 
 #include <math.h>
@@ -69,18 +76,23 @@
 /* ln(delta) without libm: nt_rate_add() needs it for every sample (rule (b) and the
  * EWMAs); log() was a tenth of nettrace-fold, and a memo table of recent deltas that
  * replaced it missed the L1 cache on most lookups (13% of the fold). delta = m * 2^e with
- * m in [1, 2); the top RT_LN_BITS bits of m pick c near m from a small table holding 1/c
- * and -log(1/c) (from libm at start-up), so ln(delta) = e ln 2 - log(1/c) + ln(1 + u)
- * with u = m/c - 1, |u| < 2^-(RT_LN_BITS+1), and five terms of the series of ln(1 + u)
- * leave an error below u^6/6 < 1e-17: the result is within a few ulps of log()'s. The
- * round decisions compare it with thresholds that are means of such values, so they can
+ * m in [1, 2); the top RT_LN_BITS bits of m pick c near m, so ln(delta) = e ln 2 - log(1/c)
+ * + ln(1 + u) with u = m/c - 1, |u| < 2^-(RT_LN_BITS+1), and five terms of the series of
+ * ln(1 + u) leave an error below u^6/6 < 1e-17: the result is within a few ulps of log()'s.
+ * The round decisions compare it with thresholds that are means of such values, so they can
  * differ from log()'s only for a delta within ~1e-15 of a threshold (a tick is a relative
  * 1e-5 of a 100 us threshold at 1 GHz): the inferred rates of every trace in data/ and of
- * the generated benchmark traces are unchanged. 2^8 entries of 16 bytes: 4 KiB. */
+ * the generated benchmark traces are unchanged. The table is indexed by the top bits of the
+ * double, exponent and RT_LN_BITS of mantissa together (e = 0..64 for delta in [1, 2^64]),
+ * and holds what the formula needs of e and c: 2^-e / c, so delta * (2^-e / c) is m / c
+ * rounded once, as m * (1 / c) is (scaling by 2^-e is exact), and e ln 2 - log(1/c), the
+ * same double as computed per sample before (1 / c and -log(1/c) from libm at start-up).
+ * 65 x 2^8 entries of 16 bytes: 260 KiB, of which a delta's few exponents are read. */
 #define RT_LN_BITS 8
+#define RT_LN_EXPS 65
 typedef struct rt_lnent {
-	double inv; /* 1 / c, c the middle of the entry's mantissa interval */
-	double neg_log_inv; /* -log(inv) */
+	double sinv; /* 2^-e / c, c the middle of the entry's mantissa interval */
+	double base; /* e ln 2 - log(1 / c) */
 } rt_lnent;
 
 /* Mantissa bits that rt_bin_fast() looks up: 2^10 entries of 8 bytes, each spanning 0.42
@@ -94,6 +106,18 @@ typedef struct rt_lnent {
 typedef struct rt_inner {
 	double lo, hi;
 } rt_inner;
+
+/* The histogram bin of a tick count from a table (rt_count()), without arithmetic: the
+ * count's double cut to its exponent and RT_BKT_BITS mantissa bits is a bucket, a relative
+ * 2^-13 wide (1/25 of a bin), and most buckets' counts all fall in the interior (rt_inner)
+ * of one bin once converted to ns, which is then every such count's bin. An entry
+ * (uint16_t) is 0 until a count of the bucket first comes, then bin + 1, or RT_BKT_EDGE
+ * for a bucket that a bin's edge (or 1 ns, or 1e12 ns) cuts: one in ~25, whose counts go
+ * to rt_bin_fast(). Counts in [1, 2^40): 640 KiB, of which only the pages of the counts
+ * seen are touched (calloc). */
+#define RT_BKT_BITS 13
+#define RT_BKT_N (40u << RT_BKT_BITS)
+#define RT_BKT_EDGE 0xFFFFu
 
 /* Timestamps of one capture thread going backwards are ignored (the API asks for timestamp
  * order). So many in a row means the clock was reset (e.g. a second session reusing the
@@ -157,16 +181,30 @@ typedef struct rt_stats {
 } rt_stats;
 
 struct nt_rate {
+	/* What rt_add_steady() reads of the estimator, together: the capture thread it may
+	 * continue (rt->nocap if none) and the thread it expects (0: the dummy). */
+	rt_capture *cur;
+	uint64_t cur_id;        /* cur's capture thread id */
+	uint32_t cur_ix;        /* cur's index into caps */
+	uint32_t guess;         /* threads[last_thread - 1].next, 0 none */
+	rt_thread *threads;     /* tslots + 1; threads[-1] is a dummy that never matches */
+	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
+	uint16_t *bkt;          /* RT_BKT_N buckets' bins + 1 (rt_count) */
+	uint64_t *thist;        /* RT_NBINS: per-thread consecutive-sample deltas (median only) */
+	uint64_t tcount;
+	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
+	uint64_t samples;       /* fed, including ignored ones */
+	uint64_t rounds;        /* all capture threads */
+	uint32_t last_thread;   /* index + 1 of the previous sample's thread, 0 none */
+	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
+	double ns_int;          /* ns_per_tick when a whole number in [2, 1024], else 0 */
+
 	uint64_t declared_ns;   /* header's period, a hint for the first round only */
 	uint64_t freq;          /* ticks per second, > 0 */
 	uint64_t sync_qpc;      /* session start, ticks */
 	long double ns_per_tick;
-	int ns_ticks;           /* a tick is 1 ns (ns_per_tick == 1): rt_ns_u() converts only */
-	double ns_int;          /* ns_per_tick when a whole number in [2, 1024], else 0 */
 	double log_half_declared; /* ln(declared / 2 in ticks), HUGE_VAL if no declared period */
 
-	uint64_t samples;       /* fed, including ignored ones */
-	uint64_t rounds;        /* all capture threads */
 	uint64_t ndeltas;       /* round-to-round deltas recorded */
 	uint64_t ignored;       /* backwards timestamps and duplicates */
 
@@ -181,10 +219,6 @@ struct nt_rate {
 	uint64_t *hist;         /* RT_NBINS counts of round deltas, binned in ns */
 	uint64_t *scratch;      /* RT_NBINS: hist minus the gaps, at finalisation */
 
-	/* Per-thread consecutive-sample deltas (median only). */
-	uint64_t *thist;        /* RT_NBINS */
-	uint64_t tcount;
-	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
 
 	/* The gap candidates: min-heap on len, at most NT_RATE_MAX_GAPS (grown as needed).
 	 * A delta enters when longer than adm_ticks, twice the running median (every final
@@ -198,20 +232,19 @@ struct nt_rate {
 	uint64_t max_delta;     /* longest delta, ticks */
 
 	nt_idmap thread_map;    /* thread id -> index into threads */
-	rt_thread *threads;
+	rt_thread *tslots;      /* cthreads entries: the dummy, then the threads */
 	size_t nthreads, cthreads;
 	uint64_t untracked;     /* samples of threads beyond RT_MAX_THREADS or lost to ENOMEM */
-	uint32_t last_thread;   /* index + 1 of the previous sample's thread, 0 none */
 
 	nt_idmap cap_map;       /* capture thread id -> index into caps */
 	rt_capture *caps;
 	size_t ncaps, ccaps;
 	long last_cap;          /* index of the previous sample's capture thread, -1 if none */
 	uint64_t last_cap_id;
+	rt_capture nocap;       /* rt->cur when rt_add_steady() may not take a sample */
 
 	rt_inner *inner;        /* RT_BINS_PER_DECADE * RT_DECADES + 1 bin interiors and */
 	double *mant_bins;      /* 2^RT_MANT_BITS bin offsets of mantissas (rt_bin_fast) */
-	rt_lnent *lns;          /* 2^RT_LN_BITS mantissa intervals (rt_log) */
 
 	nt_gap *res_gaps;       /* the gaps of the last result (rescap entries) */
 	size_t rescap;
@@ -292,6 +325,70 @@ static inline __attribute__((always_inline)) size_t rt_bin_fast(const nt_rate *r
 	if (ns > in[1].lo && ns < in[1].hi)
 		return (size_t)k + 2;
 	return rt_bin(ns);
+}
+
+/* The rt->bkt entry of bucket i (RT_BKT_BITS): the whole tick counts it holds, converted
+ * by rt_ns_u() (monotonic: a count between two others has an ns value between theirs),
+ * are all in bin 0, all in the last bin, or all in one regular bin's interior, or it is
+ * RT_BKT_EDGE. */
+static uint16_t rt_bkt_entry(const nt_rate *rt, uint64_t i)
+{
+	uint64_t lob = (i + (1023ull << RT_BKT_BITS)) << (52 - RT_BKT_BITS);
+	uint64_t hib = lob | ((1ull << (52 - RT_BKT_BITS)) - 1);
+	double lo, hi;
+	memcpy(&lo, &lob, sizeof lo);
+	memcpy(&hi, &hib, sizeof hi);
+	/* in [1, 2^40) every whole number is a double: the first and last count */
+	uint64_t first = (uint64_t)lo, last = (uint64_t)hi;
+	if ((double)first < lo)
+		first++;
+	if (first > last)
+		return RT_BKT_EDGE;
+	double a = rt_ns_u(rt, first), b = rt_ns_u(rt, last);
+	if (b < 1.0)
+		return 1; /* bin 0 */
+	if (a >= 1e12)
+		return RT_NBINS; /* the last bin */
+	if (!(a >= 1.0) || !(b < 1e12))
+		return RT_BKT_EDGE;
+	size_t k = rt_bin_fast(rt, a); /* a regular bin */
+	const rt_inner *in = &rt->inner[k - 1];
+	return a > in->lo && b < in->hi ? (uint16_t)(k + 1) : RT_BKT_EDGE;
+}
+
+/* The bucket of a tick count (RT_BKT_BITS); counts below 1 wrap to a large index. */
+static inline uint64_t rt_bkt_index(uint64_t ticks)
+{
+	double v = rt_u2d(ticks);
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	return (bits >> (52 - RT_BKT_BITS)) - (1023ull << RT_BKT_BITS);
+}
+
+/* rt_count() of a count whose bucket's entry is not a bin: first seen (the entry is then
+ * worked out), cut by an edge, or beyond the table. A call of its own, so that the
+ * per-sample path stays a leaf (this is its tail call). */
+static __attribute__((noinline)) void rt_count_miss(nt_rate *rt, uint64_t *h, uint64_t ticks)
+{
+	uint64_t i = rt_bkt_index(ticks);
+	if (i < RT_BKT_N && !rt->bkt[i])
+		rt->bkt[i] = rt_bkt_entry(rt, i);
+	h[rt_bin_fast(rt, rt_ns_u(rt, ticks))]++;
+}
+
+/* Counts a delta of ticks in histogram h: h[rt_bin_fast(rt_ns_u(ticks))]++. */
+static inline __attribute__((always_inline)) void rt_count(nt_rate *rt, uint64_t *h,
+							   uint64_t ticks)
+{
+	uint64_t i = rt_bkt_index(ticks);
+	if (__builtin_expect(i < RT_BKT_N, 1)) {
+		unsigned e = rt->bkt[i];
+		if (__builtin_expect(e - 1 < RT_BKT_EDGE - 1, 1)) {
+			h[e - 1]++;
+			return;
+		}
+	}
+	rt_count_miss(rt, h, ticks);
 }
 
 /* Lower edge (ns) of regular bin b (1..RT_NBINS-2); geometric mid-point with f = 0.5. */
@@ -416,7 +513,7 @@ static void rt_record_delta(nt_rate *rt, uint64_t d, uint64_t start)
 		rt->min_delta = d;
 	if (d > rt->max_delta)
 		rt->max_delta = d;
-	rt->hist[rt_bin_fast(rt, rt_ns_u(rt, d))]++;
+	rt_count(rt, rt->hist, d);
 	/* the admission threshold follows the median, from the histogram every RT_ADM_EVERY
 	 * deltas (a scan of its bins: a few ns per delta) once RT_ADM_FIRST are in */
 	if (rt->ndeltas >= RT_ADM_FIRST && rt->ndeltas % RT_ADM_EVERY == 0) {
@@ -434,25 +531,20 @@ static inline __attribute__((always_inline)) double rt_log(const nt_rate *rt, ui
 	double v = rt_u2d(d);
 	uint64_t bits;
 	memcpy(&bits, &v, sizeof bits);
-	int e = (int)(bits >> 52) - 1023; /* d >= 1: v is normal, e in 0..64 */
-	size_t top = (size_t)(bits >> (52 - RT_LN_BITS)) & (((size_t)1 << RT_LN_BITS) - 1);
-	uint64_t mbits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
-	double m;
-	memcpy(&m, &mbits, sizeof m);
-	const rt_lnent *t = &rt->lns[top];
-	double u = m * t->inv - 1.0;
+	/* d >= 1: v is normal, its exponent 0..64 */
+	const rt_lnent *t = &rt->lns[(bits >> (52 - RT_LN_BITS)) - (1023ull << RT_LN_BITS)];
+	double u = v * t->sinv - 1.0;
 	double p = u * (1.0 - u * (0.5 - u * (1.0 / 3 - u * (0.25 - u * 0.2))));
-	return (double)e * RT_LN2 + t->neg_log_inv + p;
+	return t->base + p;
 }
 
 /* Moves an EWMA already set towards x (rt_ewma() past its first value). */
 static inline void rt_ewma_set(double *est, double x)
 {
+	/* written as minsd and maxsd do it (x is never NaN): no branches */
 	double dx = x - *est;
-	if (dx > RT_LOG_CLIP)
-		dx = RT_LOG_CLIP;
-	if (dx < -RT_LOG_CLIP)
-		dx = -RT_LOG_CLIP;
+	dx = dx < RT_LOG_CLIP ? dx : RT_LOG_CLIP;
+	dx = dx > -RT_LOG_CLIP ? dx : -RT_LOG_CLIP;
 	*est += RT_EWMA_W * dx;
 }
 
@@ -482,15 +574,21 @@ static void rt_ewma(double *est, uint8_t *has, double x)
  * thread so far), half the declared period, or none (rule (a) only). */
 static void rt_update_threshold_early(const nt_rate *rt, rt_capture *c);
 
+/* rt_update_threshold() with both scales known (the steady path's). */
+static inline void rt_threshold_known(rt_capture *c)
+{
+	double t = 0.5 * (c->log_intra + c->log_inter);
+	if (t < c->log_intra + RT_LN4)
+		t = c->log_intra + RT_LN4;
+	if (t > c->log_inter - RT_LN2)
+		t = c->log_inter - RT_LN2;
+	c->log_thr = t;
+}
+
 static inline void rt_update_threshold(const nt_rate *rt, rt_capture *c)
 {
 	if (__builtin_expect(c->has_intra && c->has_inter, 1)) {
-		double t = 0.5 * (c->log_intra + c->log_inter);
-		if (t < c->log_intra + RT_LN4)
-			t = c->log_intra + RT_LN4;
-		if (t > c->log_inter - RT_LN2)
-			t = c->log_inter - RT_LN2;
-		c->log_thr = t;
+		rt_threshold_known(c);
 		return;
 	}
 	rt_update_threshold_early(rt, c);
@@ -561,9 +659,10 @@ static __attribute__((noinline)) rt_thread *rt_thread_find(nt_rate *rt, uint64_t
 	if (i < 0) {
 		if (rt->nthreads >= RT_MAX_THREADS)
 			return NULL;
-		if (nt_grow((void **)&rt->threads, &rt->cthreads, rt->nthreads + 1,
-			    sizeof *rt->threads))
+		if (nt_grow((void **)&rt->tslots, &rt->cthreads, rt->nthreads + 2,
+			    sizeof *rt->tslots))
 			return NULL;
+		rt->threads = rt->tslots + 1;
 		if (nt_idmap_put(&rt->thread_map, id, rt->nthreads))
 			return NULL;
 		/* nt_grow() may have moved the array */
@@ -587,52 +686,85 @@ static inline __attribute__((always_inline)) void rt_thread_delta(nt_rate *rt, u
 	if (td > rt->tmax)
 		rt->tmax = td;
 	rt->tcount++;
-	rt->thist[rt_bin_fast(rt, rt_ns_u(rt, td))]++;
+	rt_count(rt, rt->thist, td);
+}
+
+/* The steady state (rt_add_steady()) after the round decision: the capture thread's and
+ * the thread's timestamps, the thread's round, its delta. */
+static inline __attribute__((always_inline)) void rt_steady_end(nt_rate *rt, rt_capture *c,
+								 rt_thread *t, uint64_t timestamp)
+{
+	c->last_ts = timestamp;
+	t->round_serial = c->round_serial;
+	uint64_t prev = t->last_ts;
+	t->last_ts = timestamp;
+	if (timestamp >= prev)
+		rt_thread_delta(rt, timestamp - prev);
+}
+
+/* rt_add_steady() of a sample that starts a round (one in threads-per-round). */
+static __attribute__((noinline)) void rt_steady_round(nt_rate *rt, rt_capture *c, rt_thread *t,
+						      uint64_t timestamp, double x)
+{
+	rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
+	rt_ewma_set(&c->log_inter, x);
+	c->round_serial++;
+	c->round_ts = timestamp;
+	rt->rounds++;
+	rt_threshold_known(c);
+	rt_steady_end(rt, c, t, timestamp);
 }
 
 /* nt_rate_add() of the steady state, nearly every sample: the previous sample's capture
- * thread again, with a round open and both scales known, a thread it sampled last time,
- * found by rt_thread_get()'s guess, a later timestamp and not a duplicate. Returns 0,
- * having changed nothing, when the sample is not such a one. The steps are
- * nt_rate_add()'s general ones with the tests these conditions settle left out. */
-static inline int rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
-				uint64_t capture_thread_id)
+ * thread again (rt->cur: a round open, both scales known, no timestamps going backwards),
+ * the thread it sampled after the previous sample's thread last time (rt->guess) with
+ * this capture thread, a later timestamp and not a duplicate. Returns 0, having changed
+ * nothing, when the sample is not such a one. The steps are rt_add()'s with the tests
+ * these conditions settle left out. rt->cur is rt->nocap (last_ts UINT64_MAX) and
+ * rt->guess 0 (the dummy thread before threads[0], cap UINT32_MAX) when there is no
+ * candidate, so the tests that reject a sample reject those too; the path has no call
+ * but tail calls, so that it needs no saved registers. */
+static inline __attribute__((always_inline)) int
+rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
 {
-	if (rt->last_cap < 0 || rt->last_cap_id != capture_thread_id || !rt->last_thread)
-		return 0;
-	uint32_t next = rt->threads[rt->last_thread - 1].next;
-	if (!next)
-		return 0;
-	rt_thread *t = &rt->threads[next - 1];
-	rt_capture *c = &rt->caps[rt->last_cap];
-	if (t->id != thread_id || t->cap != (uint32_t)rt->last_cap || !c->started ||
-	    timestamp <= c->last_ts || t->last_ts == timestamp || !c->has_intra || !c->has_inter)
+	rt_capture *c = rt->cur;
+	uint32_t g = rt->guess;
+	rt_thread *t = &rt->threads[(long)g - 1];
+	if (rt->cur_id != capture_thread_id || t->id != thread_id || t->cap != rt->cur_ix ||
+	    timestamp <= c->last_ts || t->last_ts == timestamp)
 		return 0;
 	rt->samples++;
-	c->nbackwards = 0;
-	rt->last_thread = next;
+	rt->last_thread = g;
+	rt->guess = t->next;
 	double x = rt_log(rt, timestamp - c->last_ts);
 	if (t->round_serial == c->round_serial || x > c->log_thr) {
-		rt_record_delta(rt, timestamp - c->round_ts, c->round_ts);
-		rt_ewma_set(&c->log_inter, x);
-		c->round_serial++;
-		c->round_ts = timestamp;
-		rt->rounds++;
-	} else {
-		rt_ewma_set(&c->log_intra, x);
+		rt_steady_round(rt, c, t, timestamp, x);
+		return 1;
 	}
-	rt_update_threshold(rt, c);
-	c->last_ts = timestamp;
-	if (timestamp >= t->last_ts)
-		rt_thread_delta(rt, timestamp - t->last_ts);
-	t->last_ts = timestamp;
-	t->round_serial = c->round_serial;
+	rt_ewma_set(&c->log_intra, x);
+	rt_threshold_known(c);
+	rt_steady_end(rt, c, t, timestamp);
 	return 1;
 }
 
-/* nt_rate_add() of any sample rt_add_steady() did not take. */
-static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
-					     uint64_t capture_thread_id)
+/* Sets rt->cur, cur_id, cur_ix and guess (rt_add_steady()) from the state rt_add() left. */
+static void rt_steady_refresh(nt_rate *rt)
+{
+	rt->guess = rt->last_thread ? rt->threads[rt->last_thread - 1].next : 0;
+	rt->cur = &rt->nocap;
+	if (rt->last_cap < 0)
+		return;
+	rt_capture *c = &rt->caps[rt->last_cap];
+	if (c->started && c->has_intra && c->has_inter && !c->nbackwards) {
+		rt->cur = c;
+		rt->cur_id = rt->last_cap_id;
+		rt->cur_ix = (uint32_t)rt->last_cap;
+	}
+}
+
+/* nt_rate_add() of any sample rt_add_steady() did not take (rt_add() below). */
+static inline void rt_add_any(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+			      uint64_t capture_thread_id)
 {
 	rt->samples++;
 	long ci = rt->last_cap >= 0 && rt->last_cap_id == capture_thread_id
@@ -693,6 +825,13 @@ static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, ui
 		t->cap = (uint32_t)ci;
 		t->round_serial = c->round_serial;
 	}
+}
+
+static __attribute__((noinline)) void rt_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id,
+					     uint64_t capture_thread_id)
+{
+	rt_add_any(rt, timestamp, thread_id, capture_thread_id);
+	rt_steady_refresh(rt);
 }
 
 void nt_rate_add(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
@@ -899,6 +1038,14 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		rt->log_half_declared = t >= 1 ? log((double)t) : 0;
 	}
 	rt->last_cap = -1;
+	rt->nocap.last_ts = UINT64_MAX;
+	rt->cur = &rt->nocap;
+	rt->cthreads = 16;
+	rt->tslots = calloc(rt->cthreads, sizeof *rt->tslots);
+	if (rt->tslots) {
+		rt->tslots[0].cap = UINT32_MAX; /* the dummy: no capture thread's */
+		rt->threads = rt->tslots + 1;
+	}
 	rt->tmin = UINT64_MAX;
 	rt->hist = calloc(RT_NBINS, sizeof *rt->hist);
 	rt->scratch = calloc(RT_NBINS, sizeof *rt->scratch);
@@ -923,15 +1070,24 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 		for (size_t i = 0; i < (size_t)1 << RT_MANT_BITS; i++)
 			rt->mant_bins[i] = RT_BINS_PER_DECADE *
 					   log10(1 + (double)i / (double)((size_t)1 << RT_MANT_BITS));
-	rt->lns = malloc(((size_t)1 << RT_LN_BITS) * sizeof *rt->lns);
-	if (rt->lns)
+	rt->bkt = calloc(RT_BKT_N, sizeof *rt->bkt);
+	rt->lns = malloc((RT_LN_EXPS << RT_LN_BITS) * sizeof *rt->lns);
+	if (rt->lns) {
+		double inv[1 << RT_LN_BITS], neg_log_inv[1 << RT_LN_BITS], scale = 1.0;
 		for (size_t i = 0; i < (size_t)1 << RT_LN_BITS; i++) {
 			double c = 1 + ((double)i + 0.5) / (double)((size_t)1 << RT_LN_BITS);
-			rt->lns[i].inv = 1 / c;
-			rt->lns[i].neg_log_inv = -log(rt->lns[i].inv);
+			inv[i] = 1 / c;
+			neg_log_inv[i] = -log(inv[i]);
 		}
-	if (!rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
-	    !rt->inner || !rt->mant_bins || !rt->lns)
+		for (size_t e = 0; e < RT_LN_EXPS; e++, scale *= 0.5)
+			for (size_t i = 0; i < (size_t)1 << RT_LN_BITS; i++) {
+				rt_lnent *t = &rt->lns[e << RT_LN_BITS | i];
+				t->sinv = inv[i] * scale;
+				t->base = (double)e * RT_LN2 + neg_log_inv[i];
+			}
+	}
+	if (!rt->tslots || !rt->hist || !rt->scratch || !rt->thist || !rt->heap || !rt->res_gaps ||
+	    !rt->inner || !rt->mant_bins || !rt->bkt || !rt->lns)
 		goto fail;
 	*out = rt;
 	return 0;
@@ -986,9 +1142,10 @@ void nt_rate_free(nt_rate *rt)
 	free(rt->res_gaps);
 	free(rt->inner);
 	free(rt->mant_bins);
+	free(rt->bkt);
 	free(rt->lns);
 	nt_idmap_free(&rt->thread_map);
-	free(rt->threads);
+	free(rt->tslots);
 	nt_idmap_free(&rt->cap_map);
 	free(rt->caps);
 	free(rt);
