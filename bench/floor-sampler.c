@@ -79,15 +79,22 @@ static uint64_t tid_cpu(pid_t tid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *sampler_main(void *arg)
+/* What every floor's sampler thread does first, as the real sampler thread does: no
+ * signals, 1 ns timer slack, SCHED_FIFO 1 where permitted. */
+static void floor_thread_setup(void)
 {
-	(void)arg;
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	struct sched_param sp = {.sched_priority = 1};
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+static void *sampler_main(void *arg)
+{
+	(void)arg;
+	floor_thread_setup();
 	pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
 	pid_t tids[MAXT];
 	uint64_t last[MAXT];
@@ -212,12 +219,7 @@ static void perf_free(struct pthr *p)
 static void *perf_main(void *arg)
 {
 	(void)arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	struct sched_param sp = {.sched_priority = 1};
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	floor_thread_setup();
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	static struct pthr th[MAXT];
 	int n = 0;
