@@ -519,7 +519,7 @@ static int record(rec *rc_)
 
 int main(int argc, char **argv)
 {
-	tool t = {"nettrace-collect", "[OPTIONS] -p PID | --name NAME | -- CMD ARGS... | --list",
+	tool t = {"nettrace-collect", "[OPTIONS] (-p PID | --name NAME | --list | -- CMD...)",
 		  "Record a running .NET process through its diagnostic socket (no SDK or\n"
 		  "dotnet-trace needed on the machine): the runtime streams the trace, which is\n"
 		  "written to a file; SIGINT or --duration stops the session cleanly.",

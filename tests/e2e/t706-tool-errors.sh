@@ -139,7 +139,7 @@ is "$(shorts tree)" "Vdhjnop" "nettrace-tree: -d -j -n -o -p -h -V"
 is "$(shorts flame)" "Vhov" "nettrace-flame: -o -v -h -V"
 is "$(shorts sql)" "Vehjov" "nettrace-sql: -e -j -o -v -h -V"
 sampler_built && is "$(shorts record)" "FVhioq" "nettrace-record: -F -i -o -q -h -V"
-for t in $tools; do
+for t in $tools collect top; do
 	n=$("$TOOLS/nettrace-$t" --help | awk 'length($0) > 79' | wc -l)
 	is "$n" 0 "nettrace-$t --help fits 79 columns"
 done
