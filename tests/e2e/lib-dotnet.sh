@@ -25,6 +25,10 @@
 #                                Start->Stop pairs per thread, their time, and the sum of
 #                                the Stops' DurationNs (.NET 8+), in seconds
 #   dotnet_within GOT WANT DESC  TAP result: GOT within 10% of WANT
+#   te_totals FOLDED             "TID PSEUDO MS" per thread and leaf pseudo-frame of a
+#                                folded file in ms weights (TraceEvent's thread time)
+#   te_same_totals OURS TE DESC  TAP result: te_totals files with the same keys, each
+#                                value within 0.01 ms of TE's
 #   dotnet_split FOLDED SHARE    TAP result: the samples of SplitA.Spin70 vs SplitB.Spin30
 #                                in a folded file match SHARE within 2% + 4 sigma
 #   dotnet_v6_symbolized EVENTS TID RE  of the `cpu` samples of thread TID in a V6 trace's
@@ -329,4 +333,26 @@ Microsoft-Windows-DotNETRuntime 209 /GCFitBucketInfo: an array of structs
 '
 dotnet_gaps() {
 	printf '%s\n' "$NT_TE_GAPS" | sed -n 's|^\([^ ]* [0-9]*\) /.*|\1|p'
+}
+
+# The leaf is the pseudo-frame (CPU_TIME, UNMANAGED_CODE_TIME...): OnlyManagedCodeStacks
+# drops the native frames of TraceEvent's stacks. Printed to the ns.
+te_totals() {
+	awk '{ w = $NF; n = split($0, f, ";"); leaf = f[n]; sub(/ [0-9.]+$/, "", leaf);
+	       t = f[1]; gsub(/[^0-9]/, "", t); s[t " " leaf] += w }
+	     END { for (k in s) printf "%s %.6f\n", k, s[k] }' "$1" | sort
+}
+
+# Not the texts rounded to 0.01 ms: our sums differ from TraceEvent's by a few ns, so a
+# total next to a rounding edge printed differently in about one run in 300.
+te_same_totals() {
+	if awk 'NR == FNR { te[$1 " " $2] = $3; next }
+		{ k = $1 " " $2; if (!(k in te)) exit 1; d = $3 - te[k]; if (d < 0) d = -d
+		  if (d > 0.01) exit 1; delete te[k] }
+		END { for (k in te) exit 1 }' "$2" "$1"; then
+		pass "$3"
+	else
+		fail "$3"
+		diag "$(diff -u "$2" "$1" | head -n 60)"
+	fi
 }

@@ -21,12 +21,6 @@ dotnet_workloads
 KNOWN='perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace 8308
 perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace 8340'
 
-totals() { # FOLDED(ms weights) -> "TID PSEUDO MS"
-	awk '{ w = $NF; n = split($0, f, ";"); leaf = f[n]; sub(/ [0-9.]+$/, "", leaf);
-	       t = f[1]; gsub(/[^0-9]/, "", t); s[t " " leaf] += w }
-	     END { for (k in s) printf "%s %.2f\n", k, s[k] }' "$1" | sort
-}
-
 check_trace() { # FILE LABEL
 	f=$1 l=$2
 	"$INFO" --events "$f" 2>/dev/null |
@@ -40,10 +34,10 @@ check_trace() { # FILE LABEL
 	fi
 	"$FOLD" --compat=traceevent --per-thread --unit ns "$f" 2>/dev/null |
 		awk '{ w = $NF; $NF = ""; sub(/ $/, ""); printf "%s %.6f\n", $0, w / 1e6 }' >"$T/ours"
-	totals "$T/te" | awk 'NR == FNR { x[$1] = 1; next } !($1 in x)' "$T/tpl" - >"$T/te.tot"
-	totals "$T/ours" | awk 'NR == FNR { x[$1] = 1; next } !($1 in x)' "$T/tpl" - >"$T/our.tot"
+	te_totals "$T/te" | awk 'NR == FNR { x[$1] = 1; next } !($1 in x)' "$T/tpl" - >"$T/te.tot"
+	te_totals "$T/ours" | awk 'NR == FNR { x[$1] = 1; next } !($1 in x)' "$T/tpl" - >"$T/our.tot"
 	n=$(grep -c . "$T/te.tot")
-	same "$T/our.tot" "$T/te.tot" "$l: per-thread CPU_TIME / UNMANAGED_CODE_TIME as TraceEvent's ($n totals)"
+	te_same_totals "$T/our.tot" "$T/te.tot" "$l: per-thread CPU_TIME / UNMANAGED_CODE_TIME as TraceEvent's ($n totals)"
 }
 
 cd "$TRACES" || exit 1

@@ -22,14 +22,6 @@ need_tool "$FOLD"
 need_tool "$INFO"
 dotnet_oracle
 
-# totals FOLDED: "TID PSEUDO MS" (the pseudo-frame is the leaf: OnlyManagedCodeStacks
-# drops the native frames of TraceEvent's stacks)
-totals() {
-	awk '{ w = $NF; n = split($0, f, ";"); leaf = f[n]; sub(/ [0-9.]+$/, "", leaf);
-	       t = f[1]; gsub(/[^0-9]/, "", t); s[t " " leaf] += w }
-	     END { for (k in s) printf "%s %.2f\n", k, s[k] }' "$1" | sort
-}
-
 backends="signal"
 env LD_PRELOAD="$SAMPLER_LIB" NETTRACE_OUTPUT="$T/probe.nettrace" NETTRACE_BACKEND=perf \
 	NETTRACE_STATUS_FD=9 true 9>"$T/status" 2>/dev/null
@@ -59,7 +51,7 @@ EOT
 			rc=9
 			break
 		fi
-		totals "$T/te" >"$T/te.tot"
+		te_totals "$T/te" >"$T/te.tot"
 		te_cpu=$(awk -v t="$tid" '$1 == t && $2 == "CPU_TIME" { print $3 }' "$T/te.tot")
 		te_blk=$(awk -v t="$tid" '$1 == t && $2 == "UNMANAGED_CODE_TIME" { print $3 }' "$T/te.tot")
 		te_cpu=${te_cpu:-0} te_blk=${te_blk:-0}
@@ -96,7 +88,7 @@ EOT
 	is "$line" "$((nrun + nblk)) 0 $((nrun + nblk)) 0" "$b: nettrace-info reads every sample as External"
 	"$FOLD" --compat=traceevent --per-thread --unit ns "$F" 2>/dev/null |
 		awk '{ w = $NF; $NF = ""; sub(/ $/, ""); printf "%s %.6f\n", $0, w / 1e6 }' >"$T/ours"
-	totals "$T/ours" >"$T/our.tot"
-	same "$T/our.tot" "$T/te.tot" "$b: nettrace-fold --compat=traceevent has TraceEvent's per-thread totals"
+	te_totals "$T/ours" >"$T/our.tot"
+	te_same_totals "$T/our.tot" "$T/te.tot" "$b: nettrace-fold --compat=traceevent has TraceEvent's per-thread totals"
 done
 done_testing
