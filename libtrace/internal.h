@@ -211,9 +211,12 @@ int64_t nt_strpool_find(const nt_strpool *p, const char *s, size_t n, uint64_t h
  * the same order, as copies made on a second thread (valid until the next call). The
  * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the
  * thread (it may be called before the end). Only for inputs whose reads cannot block
- * forever (files, not pipes or sockets): the thread is joined, not cancelled. */
+ * forever (files, not pipes or sockets): the thread is joined, not cancelled. With rate
+ * non-NULL the thread also gives it every sample (nt_meta_sample_kind(), not Universal
+ * events) in order, as the consumer would have: rate belongs to the thread until
+ * nt_pipe_free() has returned. */
 typedef struct nt_pipe nt_pipe;
-int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_error *err);
+int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_rate *rate, nt_error *err);
 int nt_pipe_next(nt_pipe *pp, const nt_event **ev, nt_error *err);
 void nt_pipe_free(nt_pipe *pp);
 

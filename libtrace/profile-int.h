@@ -115,6 +115,7 @@ typedef struct psession {
 	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
+	int rate_in_pipe;    /* the decoding thread feeds rate (pipeline.c), not handle_sample */
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
 	nt_idmap tids;       /* thread id -> index into p->th */
