@@ -305,7 +305,37 @@ static void frame_best(const nt_rules *R, const char *s, size_t n, int want_plai
 	*best_plain = bp;
 }
 
-int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t depth)
+/* frame_best() through memo when there is one: the result for want_plain = 1 (the outer
+ * match does not depend on want_plain, and the plain one is only read where want_plain
+ * would be set), kept by the address of the name. Without memo, or out of memory, the
+ * match is computed as asked. */
+static void frame_best_memo(const nt_rules *R, nt_rules_memo *memo, const char *s,
+			    int want_plain, uint32_t *bo, uint32_t *bp)
+{
+	size_t ix;
+	if (memo && memo->rules != R) {
+		if (memo->rules)
+			memo = NULL; /* another rule set's memo: not used */
+		else
+			memo->rules = R;
+	}
+	if (memo && nt_idmap_get(&memo->map, (uint64_t)(uintptr_t)s, &ix)) {
+		*bo = (uint32_t)(memo->res[ix] >> 32);
+		*bp = (uint32_t)memo->res[ix];
+		return;
+	}
+	if (!memo || (memo->n == memo->cap && nt_grow((void **)&memo->res, &memo->cap,
+						      memo->n + 1, sizeof *memo->res))) {
+		frame_best(R, s, strlen(s), want_plain, bo, bp);
+		return;
+	}
+	frame_best(R, s, strlen(s), 1, bo, bp);
+	if (nt_idmap_put(&memo->map, (uint64_t)(uintptr_t)s, memo->n) == 0)
+		memo->res[memo->n++] = (uint64_t)*bo << 32 | *bp;
+}
+
+static int rules_match(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
+		       size_t depth)
 {
 	if (!rules || (!frames && depth))
 		return -1;
@@ -316,7 +346,7 @@ int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t dept
 		if (!s) /* a frame without a name matches nothing */
 			continue;
 		uint32_t bo, bp;
-		frame_best(rules, s, strlen(s), plain < 0, &bo, &bp);
+		frame_best_memo(rules, memo, s, plain < 0, &bo, &bp);
 		if (bo != CAT_NONE)
 			outer = rules->rules[bo].cat; /* keep going: the root-most one wins */
 		if (plain < 0 && bp != CAT_NONE) {
@@ -326,6 +356,26 @@ int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t dept
 		}
 	}
 	return outer >= 0 ? outer : plain;
+}
+
+int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t depth)
+{
+	return rules_match(rules, NULL, frames, depth);
+}
+
+int nt_rules_match_memo(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
+			size_t depth)
+{
+	return rules_match(rules, memo, frames, depth);
+}
+
+void nt_rules_memo_free(nt_rules_memo *memo)
+{
+	if (!memo)
+		return;
+	nt_idmap_free(&memo->map);
+	free(memo->res);
+	memset(memo, 0, sizeof *memo);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1079,8 +1129,8 @@ const char *nt_subsystems_name(const nt_subsystems *S, int i)
 	return S->names[i];
 }
 
-int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_t depth,
-			int32_t *frame_subsystems)
+static int subsystems_match(const nt_subsystems *S, nt_rules_memo *memo,
+			    const char *const *frames, size_t depth, int32_t *frame_subsystems)
 {
 	if (frame_subsystems)
 		for (size_t i = 0; i < depth; i++)
@@ -1095,7 +1145,7 @@ int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_
 			continue;
 		/* per-frame subsystems need every frame's plain match, not only the first */
 		uint32_t bo, bp;
-		frame_best(R, s, strlen(s), plain == CAT_NONE || frame_subsystems, &bo, &bp);
+		frame_best_memo(R, memo, s, plain == CAT_NONE || frame_subsystems, &bo, &bp);
 		if (bo != CAT_NONE)
 			outer = bo; /* keep going: the root-most one wins */
 		if (plain == CAT_NONE)
@@ -1112,4 +1162,16 @@ int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_
 	if (ri == CAT_NONE || R->rules[ri].label == SUB_OTHER)
 		return -1;
 	return (int)R->rules[ri].label;
+}
+
+int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_t depth,
+			int32_t *frame_subsystems)
+{
+	return subsystems_match(S, NULL, frames, depth, frame_subsystems);
+}
+
+int nt_subsystems_match_memo(const nt_subsystems *S, nt_rules_memo *memo,
+			     const char *const *frames, size_t depth, int32_t *frame_subsystems)
+{
+	return subsystems_match(S, memo, frames, depth, frame_subsystems);
 }

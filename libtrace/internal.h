@@ -207,6 +207,24 @@ int64_t nt_strpool_intern_h(nt_strpool *p, const char *s, size_t n, uint64_t h);
 /* The id of s[0..n) (hash h) when it is interned, else -1. */
 int64_t nt_strpool_find(const nt_strpool *p, const char *s, size_t n, uint64_t h);
 
+/* Frame matches of one rule set (category.c) by the address of the frame's name, for
+ * callers that match many stacks over the same interned names (the profile's finish):
+ * the same results as nt_rules_match() and nt_subsystems_match(), each distinct name
+ * matched once. Zero-initialise; a memo serves the first rule set it is used with
+ * (another one is matched without it); free with nt_rules_memo_free(). Names must stay
+ * in place, unchanged, while the memo is used. Out of memory, it matches uncached. */
+typedef struct nt_rules_memo {
+	const nt_rules *rules;
+	nt_idmap map;  /* name address -> index into res */
+	uint64_t *res; /* best outer rule << 32 | best plain rule */
+	size_t n, cap;
+} nt_rules_memo;
+int nt_rules_match_memo(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
+			size_t depth);
+int nt_subsystems_match_memo(const nt_subsystems *s, nt_rules_memo *memo,
+			     const char *const *frames, size_t depth, int32_t *frame_subsystems);
+void nt_rules_memo_free(nt_rules_memo *memo);
+
 /* A decoding thread (pipeline.c): nt_pipe_next() returns what nt_reader_next(r) would, in
  * the same order, as copies made on a second thread (valid until the next call). The
  * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the

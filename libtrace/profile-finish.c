@@ -279,9 +279,11 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 			}
 		}
 		st->nnames = (uint32_t)(k - st->names_off);
-		st->rule_cat = nt_rules_match(p->rules, p->names + st->names_off, st->nnames);
+		st->rule_cat = nt_rules_match_memo(p->rules, &p->rules_memo, p->names + st->names_off,
+						   st->nnames);
 	}
 	p->nnames = k;
+	nt_rules_memo_free(&p->rules_memo);
 	coverage(p);
 	if (p->o.collapse_unresolved && collapse_unresolved(p))
 		return NOMEM(p, err);
@@ -290,10 +292,12 @@ int nt_profile_finish(nt_profile *p, nt_error *err)
 		return NOMEM(p, err);
 	for (size_t i = 0; i < p->nstacks; i++) {
 		pstack *st = &p->stacks[i];
-		st->sub = p->subs ? nt_subsystems_match(p->subs, p->names + st->names_off, st->nnames,
-							 p->frame_subs + st->names_off)
+		st->sub = p->subs ? nt_subsystems_match_memo(p->subs, &p->subs_memo,
+							      p->names + st->names_off, st->nnames,
+							      p->frame_subs + st->names_off)
 				  : -1;
 	}
+	nt_rules_memo_free(&p->subs_memo);
 	if (p->o.when && ntp_when_finish(p))
 		return NOMEM(p, err);
 	/* Default weights: each sample carries its session's inferred interval; when too few

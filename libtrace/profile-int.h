@@ -133,6 +133,8 @@ struct nt_profile {
 	uint64_t *threads;   /* copy of the thread filter */
 	nt_rules *own_rules;
 	const nt_rules *rules;
+	nt_rules_memo rules_memo, subs_memo; /* nt_profile_finish()'s (freed there, or by
+						nt_profile_free() after a failure) */
 
 	psession *s;
 	size_t ns, scap;

@@ -109,6 +109,8 @@ void nt_profile_free(nt_profile *p)
 	free(p->cips);
 	free(p->natives);
 	free(p->threads);
+	nt_rules_memo_free(&p->rules_memo);
+	nt_rules_memo_free(&p->subs_memo);
 	nt_rules_free(p->own_rules);
 	nt_subsystems_free(p->own_subs);
 	free(p->frame_subs);

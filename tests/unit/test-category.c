@@ -823,6 +823,54 @@ static void test_category_benchmark(void)
 		dt1 = now_s() - t1;
 	} while (dt1 < 0.3);
 	ok(stable, "benchmark: results are stable");
+
+	/* nt_rules_match_memo (the profile's finish): the same category for every stack,
+	 * each distinct name matched once; a second rule set given the same memo is matched
+	 * without it, and still right */
+	nt_rules_memo memo;
+	memset(&memo, 0, sizeof memo);
+	int same = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int st = 0; st < NSTACKS; st++)
+			same &= nt_rules_match_memo(R, &memo, stacks + st * DEPTH, DEPTH) == first[st];
+	ok(same, "memo: the categories of nt_rules_match() for %d stacks, twice", NSTACKS);
+	ok(memo.n > 0 && memo.n <= NFRAMES + 4, "memo: %zu names kept (at most the %d distinct)",
+	   memo.n, NFRAMES + 4);
+	nt_rules *R2 = parse_str("outer lock *Type1`1*\nio *Method2(*\n", &err);
+	int same2 = R2 != NULL;
+	size_t kept = memo.n;
+	for (int st = 0; R2 && st < NSTACKS; st++)
+		same2 &= nt_rules_match_memo(R2, &memo, stacks + st * DEPTH, DEPTH) ==
+			 nt_rules_match(R2, stacks + st * DEPTH, DEPTH);
+	ok(same2 && memo.n == kept, "memo: another rule set is matched without the memo");
+	nt_rules_free(R2);
+	nt_rules_memo_free(&memo);
+	ok(memo.n == 0 && memo.res == NULL, "memo: freed and reset");
+	nt_subsystems *S = NULL;
+	if (nt_subsystems_default(&S, &err) == 0) {
+		nt_rules_memo sm;
+		memset(&sm, 0, sizeof sm);
+		int32_t fa[DEPTH], fb[DEPTH];
+		int ssame = 1, hits = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (int st = 0; st < NSTACKS; st++) {
+				int a = nt_subsystems_match(S, stacks + st * DEPTH, DEPTH, fa);
+				int b = nt_subsystems_match_memo(S, &sm, stacks + st * DEPTH, DEPTH,
+								 pass ? fb : NULL);
+				if (pass)
+					ssame &= a == b && memcmp(fa, fb, sizeof fa) == 0;
+				else
+					ssame &= a == nt_subsystems_match(S, stacks + st * DEPTH,
+									  DEPTH, NULL) && a == b;
+				hits += a >= 0;
+			}
+		ok(ssame && hits > 0, "memo: nt_subsystems_match()'s results and frame subsystems "
+		   "for %d stacks (%d with a subsystem)", 2 * NSTACKS, hits);
+		nt_rules_memo_free(&sm);
+		nt_subsystems_free(S);
+	} else {
+		ok(1, "memo: subsystems # SKIP built without the default subsystem rules");
+	}
 	char line[200];
 	snprintf(line, sizeof line,
 		 "benchmark (default rules): %.2f M frames/s in %d-frame stacks (%.0f k stacks/s), "
