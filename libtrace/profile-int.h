@@ -117,6 +117,9 @@ typedef struct psession {
 	nt_rate *rate;
 	int rate_in_pipe;    /* the decoding thread feeds rate (pipeline.c), not handle_sample */
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
+	size_t npauses;      /* its pauses so far and whether a GC suspension is open, as of
+				the last event given to it (the per-sample path reads these) */
+	uint8_t in_gc;
 	nt_gap *gaps;        /* copy of the rate gaps (owned) */
 	nt_idmap tids;       /* thread id -> index into p->th */
 	/* nt_event.stack_key -> interned stack: the key's low half indexes the cache, the high

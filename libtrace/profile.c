@@ -438,7 +438,7 @@ static uint8_t bracket_cat(const psession *s, const pthread_state *t)
 {
 	if (t->contention)
 		return NT_CAT_LOCK;
-	if (nt_pauses_in_gc(s->pauses))
+	if (s->in_gc)
 		return NT_CAT_GC;
 	if (t->waiting)
 		return NT_CAT_WAIT;
@@ -541,11 +541,13 @@ static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
  * sampled after a pause, or sampled inside one, did not sit in it. */
 static int charge_pauses(nt_profile *p, psession *s, pthread_state *t, int64_t now, nt_error *err)
 {
-	const nt_pauses_info *in = nt_pauses_result(s->pauses);
 	if (!t->seen) {
-		t->next_pause = in->nlist;
+		t->next_pause = s->npauses;
 		return 0;
 	}
+	if (t->next_pause >= s->npauses)
+		return 0; /* nearly every sample: no pause ended since this thread's last one */
+	const nt_pauses_info *in = nt_pauses_result(s->pauses);
 	for (; t->next_pause < in->nlist; t->next_pause++) {
 		const nt_pause *pa = &in->list[t->next_pause];
 		if (pa->end_ns > now)
@@ -879,6 +881,8 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 		    nt_mlines_add_event(s->mlines, ev) < 0 ||
 		    nt_pauses_add_event(s->pauses, ev, ps) < 0)
 			return NOMEM(p, err);
+		s->npauses = nt_pauses_result(s->pauses)->nlist;
+		s->in_gc = (uint8_t)nt_pauses_in_gc(s->pauses);
 		if (m->event_id == NT_NTS_THREAD_NAME &&
 		    strcmp(m->provider, NT_PROVIDER_NTSAMPLER) == 0) {
 			rc = note_thread_name(p, si, ev, ps);
