@@ -211,8 +211,11 @@ static void write_profile(ss_ctx *c, nt_out *o, const char *name, size_t nlen, l
 	for (size_t j = from; j < to && o->rc == 0; j++) {
 		const ss_stack *s = &c->stacks[p < 0 ? j : c->order[j]];
 		nt_out_str(o, j > from ? ",[" : "[");
-		for (size_t k = 0; k < s->depth; k++)
-			nt_out_printf(o, k ? ",%" PRIu32 : "%" PRIu32, c->idx[s->off + k]);
+		for (size_t k = 0; k < s->depth; k++) {
+			if (k)
+				nt_out_put(o, ",", 1);
+			nt_out_u64(o, c->idx[s->off + k]);
+		}
 		nt_out_str(o, "]");
 	}
 	nt_out_str(o, "],\n\"weights\":[");
@@ -277,8 +280,11 @@ static void write_runs(ss_ctx *c, nt_out *o, const char *name, const ss_run *r, 
 		nt_out_str(o, j ? ",[" : "[");
 		if (r[j].stack != UINT32_MAX) {
 			const ss_stack *s = &c->stacks[r[j].stack];
-			for (size_t k = 0; k < s->depth; k++)
-				nt_out_printf(o, k ? ",%" PRIu32 : "%" PRIu32, c->idx[s->off + k]);
+			for (size_t k = 0; k < s->depth; k++) {
+				if (k)
+					nt_out_put(o, ",", 1);
+				nt_out_u64(o, c->idx[s->off + k]);
+			}
 		}
 		nt_out_str(o, "]");
 	}

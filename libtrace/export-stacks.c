@@ -519,6 +519,15 @@ int nt_fmt_num(char *buf, size_t n, double v, int decimals)
 {
 	if (!isfinite(v))
 		v = 0;
+	/* A whole number (counts, ns weights: most of them) prints as its digits whatever
+	 * the decimals, as the trimming below would leave it; -0 as 0. */
+	double a = v < 0 ? -v : v;
+	if (n >= 22 && a < 9007199254740992.0 && a == (double)(uint64_t)a) {
+		size_t k = 0;
+		if (v < 0 && a != 0)
+			buf[k++] = '-';
+		return (int)(k + nt_fmt_u64(buf + k, (uint64_t)a));
+	}
 	int k = snprintf(buf, n, "%.*f", decimals, v);
 	if (k > 0 && (size_t)k >= n) {
 		/* A huge value (a folded COUNT of 10^70) does not fit in fixed notation, and the

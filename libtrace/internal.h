@@ -298,6 +298,12 @@ char *nt_out_take(nt_out *o);
 void nt_out_put(nt_out *o, const char *s, size_t n);
 void nt_out_str(nt_out *o, const char *s);
 void nt_out_printf(nt_out *o, const char *fmt, ...) NT_PRINTF(2, 3);
+/* v in decimal, as "%" PRIu64 prints it, without a format string: the exporters write
+ * one number per frame of every sample (speedscope's timelines), where printf was most
+ * of their time. nt_fmt_u64 writes the digits to buf (at least 21 bytes), NUL-terminated,
+ * and returns their count. */
+void nt_out_u64(nt_out *o, uint64_t v);
+size_t nt_fmt_u64(char *buf, uint64_t v);
 /* Text as XML character data or attribute value: & < > " ' escaped, control characters
  * other than tab become '?', and invalid UTF-8 becomes U+FFFD, so no frame name can end
  * the element, open a tag or make the document ill-formed. */

@@ -91,6 +91,26 @@ void nt_out_str(nt_out *o, const char *s)
 	nt_out_put(o, s, strlen(s));
 }
 
+size_t nt_fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+void nt_out_u64(nt_out *o, uint64_t v)
+{
+	char tmp[21];
+	nt_out_put(o, tmp, nt_fmt_u64(tmp, v));
+}
+
 void nt_out_printf(nt_out *o, const char *fmt, ...)
 {
 	char tmp[256];
