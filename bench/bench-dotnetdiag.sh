@@ -188,6 +188,8 @@ for s in $SIZES; do
 done
 echo
 echo "--compat=pyroscope charges each interval to the sample that ends it, as dotnetdiag does;"
-echo "--jobs 1 is the default attribution (the inferred interval per sample), on one thread."
+echo "it runs with the default --jobs ($(nproc 2>/dev/null || echo '?') here: a second thread decodes when there are 2 CPUs)."
+echo "--jobs 1 is the default attribution (the inferred interval per sample), on one thread;"
+echo "dotnetdiag is Go: its garbage collector runs on other threads too."
 echo "goal: nettrace-fold >= 20x faster than dotnetdiag on the same file."
 exit 0
