@@ -13,7 +13,8 @@
 # 4M: dotnet-trace needs ~2 GB and minutes for 40M, and writes a speedscope file ~80 times
 # the trace's size) `dotnet-trace convert --format speedscope` (dotnet-trace 10.0.750501,
 # with its own TraceEvent) next to nettrace-flame --format speedscope. Skipped with the
-# reason where dotnet (or NuGet) is missing.
+# reason where dotnet (or NuGet) is missing. pyroscope's dotnetdiag (Go, built outside the
+# tree) has its own script: bench/bench-dotnetdiag.sh.
 #
 #   bench/run.sh [-n RUNS] [-s "SIZE..."] [-p SIZE] [-c SIZE] [-f 5|6] [-k]
 #
@@ -417,4 +418,5 @@ fi
 [ -z "$DOTNET_SKIP" ] && [ -z "$DTRACE" ] && echo "  dotnet-trace convert: skipped: dotnet-trace does not install"
 echo "TraceEvent's Process() decodes headers and dispatches every event without payload fields;"
 echo "dotnet-trace convert builds a TraceLog (.etlx), its thread-time stacks and the speedscope file."
+echo "pyroscope dotnetdiag: bench/bench-dotnetdiag.sh (DOTNETDIAG or DOTNETDIAG_SRC: built outside the tree)."
 exit 0

@@ -6,7 +6,8 @@
 # breaks this test instead of the next person who measures. Quick settings (-O0 builds,
 # one run, inputs of a megabyte or less); the numbers are not looked at, only that each
 # script builds its programs, gets through its measurements and prints its report. The
-# .NET peers of bench/run.sh are left out (-p "" -c ""): they take minutes.
+# .NET peers of bench/run.sh are left out (-p "" -c ""): they take minutes; so is
+# dotnetdiag in bench-dotnetdiag.sh (DOTNETDIAG unset: it is built outside the tree).
 . "$top_srcdir/tests/e2e/lib.sh"
 
 command -v cc >/dev/null 2>&1 || { skip "bench scripts" "no C compiler (cc)"; done_testing; }
@@ -21,7 +22,8 @@ cp "$top_srcdir/Makefile.am" "$SRC/" || { echo "Bail out! cannot copy Makefile.a
 chmod -R u+w "$SRC"
 rm -rf "$SRC/bench/out"
 export BENCH_CFLAGS="-O0 -g" BENCH_NO_INSTALL=1 CC=cc
-unset N SIZES SIZE PEER_SIZE CONVERT_SIZE FORMAT THREADS MITER ADDRS EU_N DWARF_LIBS BENCH_LIBS
+unset N SIZES SIZE PEER_SIZE CONVERT_SIZE FORMAT THREADS MITER ADDRS EU_N DWARF_LIBS BENCH_LIBS \
+	DOTNETDIAG DOTNETDIAG_SRC
 
 # bench NAME WANT ARGS...: runs bench/NAME ARGS in the copy; its exit code must be 0 and
 # its standard output must contain WANT (a line of its report).
@@ -40,6 +42,7 @@ bench() {
 
 bench run.sh "nettrace-fold --jobs 1" -n 1 -s 1M -p "" -c ""
 bench bench-gzip.sh "gz" -n 1 -s 1M
+bench bench-dotnetdiag.sh "nettrace-fold --compat=pyroscope" -n 1 -s 1M
 bench bench-sql.sh "samples/s" -n 1 -s 1M
 bench bench-flame.sh "nettrace-flame" -n 1 -s 200
 # long enough (~0.2 s a run) for a 1 kHz sampler to take samples on a loaded machine
