@@ -659,7 +659,7 @@ static int read_block(nt_reader *r, int *kind, nt_error *err)
 
 int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 {
-	nt_error_clear(err);
+	nt_err_clear(err);
 	int rc, kind;
 	*out = NULL;
 	if (r->failed)
