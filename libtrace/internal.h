@@ -374,7 +374,7 @@ uint64_t *nt_meta_events(const nt_metadata *m);
  * field), so for the reader's records it is a pointer comparison; for an nt_metadata a
  * caller made it is worked out from the text (nt_meta_sample_kind_text(), which ignores the
  * marks). 0: not samples (or m NULL). */
-enum { NT_META_SAMPLE = 1, NT_META_NATIVE_SAMPLE = 2 };
+enum { NT_META_SAMPLE = NT_SAMPLE_KIND_PROFILER, NT_META_NATIVE_SAMPLE = NT_SAMPLE_KIND_NATIVE };
 extern const char nt_sample_provider[2][sizeof NT_PROVIDER_SAMPLER];
 int nt_meta_sample_kind_text(const nt_metadata *m);
 static inline int nt_meta_sample_kind(const nt_metadata *m)
