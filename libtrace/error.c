@@ -27,12 +27,7 @@ const char *nt_strerror(int code)
 
 void nt_error_clear(nt_error *err)
 {
-	if (!err)
-		return;
-	err->code = 0;
-	err->sys_errno = 0;
-	err->offset = NT_NO_OFFSET;
-	err->msg[0] = '\0';
+	nt_err_clear(err);
 }
 
 int nt_fail(nt_error *err, int code, uint64_t offset, const char *fmt, ...)

@@ -29,6 +29,18 @@
 /* Fills err (if not already set: the first failure wins) and returns code. */
 int nt_fail(nt_error *err, int code, uint64_t offset, const char *fmt, ...) NT_PRINTF(4, 5);
 int nt_fail_errno(nt_error *err, int sys_errno, const char *fmt, ...) NT_PRINTF(3, 4);
+/* nt_error_clear(), inline: what the per-event entry points (nt_reader_next) call, where
+ * the call into error.c (through the PLT in the shared library) cost more than the four
+ * stores it makes. */
+static inline void nt_err_clear(nt_error *err)
+{
+	if (!err)
+		return;
+	err->code = 0;
+	err->sys_errno = 0;
+	err->offset = NT_NO_OFFSET;
+	err->msg[0] = '\0';
+}
 
 /* Copies the caller's options struct src (NULL: all defaults) into dst (dst_sz bytes, the
  * library's sizeof; zeroed first, dst's sz set to dst_sz), as opts.c explains: NT_EINVAL
@@ -389,7 +401,7 @@ uint64_t *nt_meta_events(const nt_metadata *m);
  * field), so for the reader's records it is a pointer comparison; for an nt_metadata a
  * caller made it is worked out from the text (nt_meta_sample_kind_text(), which ignores the
  * marks). 0: not samples (or m NULL). */
-enum { NT_META_SAMPLE = 1, NT_META_NATIVE_SAMPLE = 2 };
+enum { NT_META_SAMPLE = NT_SAMPLE_KIND_PROFILER, NT_META_NATIVE_SAMPLE = NT_SAMPLE_KIND_NATIVE };
 extern const char nt_sample_provider[2][sizeof NT_PROVIDER_SAMPLER];
 int nt_meta_sample_kind_text(const nt_metadata *m);
 static inline int nt_meta_sample_kind(const nt_metadata *m)

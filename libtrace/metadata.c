@@ -124,6 +124,7 @@ static void rec_finish(meta_rec *rec)
 	int kind = nt_meta_sample_kind_text(&rec->m);
 	if (kind)
 		rec->m.provider = nt_sample_provider[kind == NT_META_NATIVE_SAMPLE];
+	rec->m.sample_kind = (uint32_t)kind; /* (NT_META_* are NT_SAMPLE_KIND_*) */
 }
 
 uint64_t *nt_meta_events(const nt_metadata *m)

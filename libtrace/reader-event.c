@@ -570,38 +570,189 @@ static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const s
 	return slot;
 }
 
-/* File order: the next event of a compressed V5 block straight into r->ev, as
- * block_next_event() + fill_event() would (no qev in between). Returns 1 with an event,
- * 0 for "take the checked path". */
-static FAST_INLINE int fast_event(nt_reader *r)
+/* File order keeps the compressed-header state of a run of fast events in r->ev itself
+ * (r->ev_state): a header names only what changed, so an event costs the stores of what
+ * its flags carry, not a copy of the whole state into r->prev and again into r->ev (the
+ * fields a header leaves alone, the stack of an unchanged stack id among them, are still
+ * right from the event before). fast_begin() starts a run from r->prev, fast_end() hands
+ * the state back before the checked path decodes; a run never leaves its block (the
+ * checked path decodes a block's last bytes). Out of line: once per run. */
+static __attribute__((noinline)) void fast_begin(nt_reader *r)
 {
-	fast_hdr h;
-	if (!fast_decode(r, &h))
-		return 0;
-	const stackref *sr;
-	uint32_t slot = fast_commit(r, &h, &sr);
 	nt_event *ev = &r->ev;
-	if ((h.flags & (NT_ROW_ACTIVITY | NT_ROW_RELATED)) || !r->ev_act_sync) {
-		memcpy(ev->activity_id, r->prev.activity_id, 16);
-		memcpy(ev->related_activity_id, r->prev.related_activity_id, 16);
-		r->ev_act_sync = 1;
-	}
-	ev->meta = r->meta_last;
-	ev->offset = h.off;
-	ev->seq = h.seq;
-	ev->thread_id = h.tid;
-	ev->capture_thread_id = h.ctid;
+	const qev *s = &r->prev;
+	ev->seq = s->seq;
+	ev->thread_id = s->thread_id;
+	ev->capture_thread_id = s->capture_thread_id;
+	ev->processor = s->processor;
+	ev->timestamp = s->timestamp;
+	ev->stack_id = s->stack_id;
+	ev->payload_len = s->payload_len;
+	memcpy(ev->activity_id, s->activity_id, 16);
+	memcpy(ev->related_activity_id, s->related_activity_id, 16);
 	ev->process_id = r->hdr.process_id;
 	ev->process_index = 0;
-	ev->processor = h.processor;
-	ev->timestamp = h.ts;
-	ev->time_ns = ticks_to_ns(r, h.ts);
-	ev->stack_id = h.stack_id;
-	ev->payload = h.payload_len ? h.payload : (const uint8_t *)"";
-	ev->payload_len = h.payload_len;
-	ev->sorted = (h.flags >> 6) & 1;
-	event_stack(r, ev, slot, sr ? sr->off : 0, sr ? sr->depth : 0);
+	/* NULL: the next header must name a metadata id (fast_event() checks) */
+	ev->meta = s->meta_id ? rd_meta(r, s->meta_id) : NULL;
+	/* the stack of an unchanged id, looked up without counting it missing (each event
+	 * that carries it over is counted: r->fast_missing) */
+	size_t si = (size_t)s->stack_id - 1;
+	uint32_t slot = 0;
+	if (s->stack_id && (!r->stacks_sparse ? s->stack_id <= r->nstacks
+					      : nt_idmap_get(&r->stack_map, s->stack_id, &si)))
+		slot = (uint32_t)si + 1;
+	r->fast_missing = s->stack_id && !slot;
+	event_stack(r, ev, slot, slot ? r->stacks[slot - 1].off : 0,
+		    slot ? r->stacks[slot - 1].depth : 0);
+	/* the capture thread, when it is the cached one (else found when the run's first
+	 * event needs it) */
+	r->fast_t = r->last_thread < r->nthreads && r->threads[r->last_thread].id == s->capture_thread_id
+			    ? &r->threads[r->last_thread]
+			    : NULL;
+	(void)ticks_to_ns(r, 0); /* computes ns_mul and ns_max for this frequency */
+	r->ev_state = 1;
+}
+
+static __attribute__((noinline)) void fast_end(nt_reader *r)
+{
+	const nt_event *ev = &r->ev;
+	qev *s = &r->prev;
+	s->seq = ev->seq;
+	s->thread_id = ev->thread_id;
+	s->capture_thread_id = ev->capture_thread_id;
+	s->processor = ev->processor;
+	s->timestamp = ev->timestamp;
+	s->stack_id = ev->stack_id;
+	s->payload_len = ev->payload_len;
+	memcpy(s->activity_id, ev->activity_id, 16);
+	memcpy(s->related_activity_id, ev->related_activity_id, 16);
+	r->ev_state = 0;
+}
+
+/* File order: the next event of a compressed V5 block, decoded against and into r->ev (a
+ * run's state, r->ev_state set), checked as ntr_decode_header() + block_next_event() would
+ * check it. Everything it cannot vouch for returns 0 before any state changes (a header
+ * near the block's end, a varint over 8 bytes, a timestamp that goes backwards or wraps,
+ * a payload past the block, an unknown metadata id...): the caller then ends the run and
+ * the checked path decodes the same bytes with its checks and messages. Returns 1 with
+ * the event.
+ * flags is the header's flags byte (a constant in fast_event()'s copy for the usual
+ * sample header); first is 1 for a run's first event, 0 for the others, which know more:
+ * the event before was this run's, so ev->meta and r->fast_t are set, the capture thread's
+ * last sequence number is ev->seq (no loss to count without a sequence delta) and the
+ * first timestamp is at most ev->timestamp. */
+static FAST_INLINE int fast_event_at(nt_reader *r, const uint8_t *p0, size_t left,
+				     unsigned flags, int first)
+{
+	nt_cursor *c = &r->blk;
+	nt_event *ev = &r->ev;
+	const uint8_t *p = p0 + 1;
+	uint32_t meta_id = 0, seq_delta = 0, processor = 0, stack_id = 0;
+	uint32_t payload_len = ev->payload_len;
+	uint64_t ctid = 0, tid = 0, ts_delta;
+	const nt_metadata *m = ev->meta;
+	if (flags & NT_ROW_META_ID) {
+		if (!fast_u32(&p, &meta_id) || meta_id == 0 || !(m = rd_meta(r, meta_id)))
+			return 0; /* (rd_meta() fills a cache: no state) */
+	} else if (first && !m) {
+		return 0;
+	}
+	if ((flags & NT_ROW_SEQ_CAPTURE) &&
+	    (!fast_u32(&p, &seq_delta) || !fast_u64(&p, &ctid) || !fast_u32(&p, &processor)))
+		return 0;
+	if (((flags & NT_ROW_THREAD) && !fast_u64(&p, &tid)) ||
+	    ((flags & NT_ROW_STACK) && !fast_u32(&p, &stack_id)) || !fast_u64(&p, &ts_delta))
+		return 0;
+	uint64_t ts = ev->timestamp + ts_delta;
+	if (ts < ev->timestamp)
+		return 0; /* backwards (counted by the checked path) or wrapped */
+	const uint8_t *act = p;
+	if (flags & NT_ROW_ACTIVITY)
+		p += 16;
+	const uint8_t *rel = p;
+	if (flags & NT_ROW_RELATED)
+		p += 16;
+	if ((flags & NT_ROW_PAYLOAD_SIZE) && !fast_u32(&p, &payload_len))
+		return 0;
+	size_t hlen = (size_t)(p - p0);
+	if (payload_len > left - hlen)
+		return 0;
+	cthread *t = r->fast_t;
+	if (flags & NT_ROW_SEQ_CAPTURE) {
+		/* the thread table may grow (as the checked path's would for this event); that
+		 * moves it, so the run's pointer is refreshed here */
+		if (!(t = ntr_thread(r, ctid)))
+			return 0;
+		r->fast_t = t;
+		ev->capture_thread_id = ctid;
+		ev->processor = processor;
+	} else if (first && !t) {
+		if (!(t = ntr_thread(r, ev->capture_thread_id)))
+			return 0;
+		r->fast_t = t;
+	}
+	/* committed from here */
+	if (flags & NT_ROW_META_ID) {
+		r->prev.meta_id = meta_id; /* (r->prev keeps the metadata id during a run) */
+		ev->meta = m;
+	}
+	uint32_t seq = ev->seq + seq_delta + 1; /* uint32 wrap-around; meta_id != 0 */
+	ev->seq = seq;
+	if (flags & NT_ROW_THREAD)
+		ev->thread_id = tid;
+	if (flags & NT_ROW_STACK) {
+		ev->stack_id = stack_id;
+		uint32_t slot = stack_id ? rd_stack(r, stack_id) : 0;
+		r->fast_missing = stack_id && !slot;
+		event_stack(r, ev, slot, slot ? r->stacks[slot - 1].off : 0,
+			    slot ? r->stacks[slot - 1].depth : 0);
+	} else {
+		r->stats.missing_stacks += r->fast_missing;
+	}
+	ev->timestamp = ts;
+	uint64_t dd = ts - r->hdr.sync_qpc;
+	/* (ns_mul and ns_max are the frequency's: fast_begin()) */
+	ev->time_ns = r->ns_mul && dd <= r->ns_max ? (int64_t)(dd * r->ns_mul) : ticks_to_ns(r, ts);
+	if (flags & NT_ROW_ACTIVITY)
+		memcpy(ev->activity_id, act, 16);
+	if (flags & NT_ROW_RELATED)
+		memcpy(ev->related_activity_id, rel, 16);
+	ev->payload_len = payload_len;
+	ev->payload = payload_len ? p : (const uint8_t *)"";
+	ev->offset = c->base_offset + c->pos;
+	unsigned sorted = (flags >> 6) & 1;
+	ev->sorted = (uint8_t)sorted;
+	c->pos += hlen + payload_len;
+	if (first || (flags & NT_ROW_SEQ_CAPTURE)) {
+		rd_count(r, ts, sorted);
+		ntr_account_event(r, t, seq);
+	} else {
+		/* rd_count() and ntr_account_event() less what cannot happen (above) */
+		r->stats.events++;
+		r->stats.events_sorted += sorted;
+		if (ts > r->stats.last_timestamp)
+			r->stats.last_timestamp = ts;
+		(*r->meta_last_events)++;
+		t->samples += r->meta_last_sample;
+		t->last_seq = seq;
+	}
 	return 1;
+}
+
+/* fast_event_at() for the next header of the block, with a copy for the usual header of
+ * a sample (thread and stack; the metadata id, capture thread and payload size those of
+ * the event before), in which the flags are constants. */
+static FAST_INLINE int fast_event(nt_reader *r, int first)
+{
+	nt_cursor *c = &r->blk;
+	size_t left = c->len - c->pos;
+	if (left < FAST_HEADER_MAX)
+		return 0;
+	const uint8_t *p0 = c->p + c->pos;
+	unsigned flags = p0[0];
+	if (flags == (NT_ROW_THREAD | NT_ROW_STACK))
+		return fast_event_at(r, p0, left, NT_ROW_THREAD | NT_ROW_STACK, first);
+	return fast_event_at(r, p0, left, flags, first);
 }
 
 /* Timestamp order: the next event of a compressed V5 block into the queue slot e, as
@@ -657,9 +808,12 @@ static int read_block(nt_reader *r, int *kind, nt_error *err)
 	return 1;
 }
 
-int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
+/* nt_reader_next() but for a run's next fast event: the loop over blocks, the checked
+ * path and timestamp order. Out of line, so that the fast path's caller saves no
+ * registers it does not use. */
+static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **out,
+						 nt_error *err)
 {
-	nt_error_clear(err);
 	int rc, kind;
 	*out = NULL;
 	if (r->failed)
@@ -667,9 +821,15 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 	if (r->flags & NT_READ_FILE_ORDER) {
 		for (;;) {
 			if (r->in_block) {
-				if (r->blk_fast && fast_event(r)) {
-					*out = &r->ev;
-					return 1;
+				if (r->ev_state) {
+					fast_end(r);
+				} else if (r->blk_fast && r->blk.len - r->blk.pos >= FAST_HEADER_MAX) {
+					fast_begin(r);
+					if (fast_event(r, 1)) {
+						*out = &r->ev;
+						return 1;
+					}
+					fast_end(r);
 				}
 				const uint8_t *p;
 				rc = block_next_event(r, &r->cur, &p, err);
@@ -727,4 +887,24 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 		if (kind == BLK_SP)
 			r->flush_all = 1;
 	}
+}
+
+/* The next event of a run (r->ev_state), else reader_next(). Out of line, so that
+ * nt_reader_next() saves no registers: outside a run (V6, timestamp order) it is a clear
+ * and a jump. */
+static __attribute__((noinline)) int run_next(nt_reader *r, const nt_event **out, nt_error *err)
+{
+	if (fast_event(r, 0)) {
+		*out = &r->ev;
+		return 1;
+	}
+	return reader_next(r, out, err);
+}
+
+int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
+{
+	nt_err_clear(err);
+	if (r->ev_state)
+		return run_next(r, out, err);
+	return reader_next(r, out, err);
 }

@@ -131,8 +131,11 @@ struct nt_reader {
 	qev prev;             /* compressed-header state */
 	uint64_t blk_cur_thread;
 	int blk_fast;         /* V5, compressed: fast_event() / fast_qev() may decode */
-	int ev_act_sync;      /* ev's activity ids equal prev's (fast_event copies them
-				 only when a header changes them) */
+	int ev_state;         /* file order: a run of fast_event()s holds the compressed-header
+				 state in ev (but the metadata id, still prev's); prev is
+				 stale until fast_end() */
+	int fast_missing;     /* the run's stack id is not defined (each event counts it) */
+	cthread *fast_t;      /* the run's capture thread (ev's), NULL: not looked up yet */
 
 	/* V6 */
 	labellist *labels;

@@ -824,7 +824,6 @@ int ntr_process_block(nt_reader *r, int kind, nt_error *err)
 		rc = parse_block_header(r, c, &r->blk_compressed, err);
 		memset(&r->prev, 0, sizeof r->prev);
 		r->blk_fast = r->blk_compressed && !r->v6;
-		r->ev_act_sync = 0;
 		break;
 	default:
 		break; /* unknown V6 kinds are skipped (spec §7.1) */

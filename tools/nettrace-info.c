@@ -301,10 +301,25 @@ static int universal_event(summary *s, const nt_event *ev, int system)
 	return 0;
 }
 
+/* nt_event_is_sample() from the record's sample_kind, without a call per event (most events
+ * of a profile are samples): 1 with the sample's type in *type. */
+static inline int event_sample(const nt_event *ev, uint32_t *type)
+{
+	uint32_t kind = ev->meta ? ev->meta->sample_kind : NT_SAMPLE_KIND_NONE;
+	if (kind == NT_SAMPLE_KIND_NONE)
+		return 0;
+	const uint8_t *p = ev->payload;
+	uint32_t t = ev->payload_len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+						    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+					  : 0;
+	*type = t == NT_SAMPLE_MANAGED && kind == NT_SAMPLE_KIND_NATIVE ? NT_SAMPLE_EXTERNAL : t;
+	return 1;
+}
+
 static int summary_add(summary *s, const nt_event *ev)
 {
 	uint32_t type;
-	if (nt_event_is_sample(ev, &type)) {
+	if (event_sample(ev, &type)) {
 		s->samples++;
 		s->by_type[type < 3 ? type : 3]++;
 		/* file order is timestamp order within a capture thread, which is all the

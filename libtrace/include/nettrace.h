@@ -207,7 +207,19 @@ typedef struct nt_metadata {
 	const uint8_t *raw;    /* V4/V5 only: the raw metadata payload bytes (for rewriting);
 				  NULL for V6 records */
 	size_t raw_len;
+	/* Appended in 1.1 (the library fills the records it returns and never reads this from
+	 * one a caller made): what nt_event_is_sample() answers for the record's events,
+	 * worked out once when the record is read, so that a caller testing every event needs
+	 * no call: enum nt_sample_kind. */
+	uint32_t sample_kind;
 } nt_metadata;
+
+/* nt_metadata.sample_kind: the record's events are not samples (0), SampleProfiler samples
+ * (their type, enum nt_sample_type, is the payload's first 4 bytes, little-endian, 0 in a
+ * shorter payload), or a native sampler's ThreadSamples (the same, but a Managed type is
+ * External: doc/format/sampler-events.md). */
+enum nt_sample_kind { NT_SAMPLE_KIND_NONE = 0, NT_SAMPLE_KIND_PROFILER = 1,
+		      NT_SAMPLE_KIND_NATIVE = 2 };
 
 /* ---------------------------------------------------------------------------------------
  * Events
@@ -394,7 +406,8 @@ enum nt_sample_type { NT_SAMPLE_ERROR = 0, NT_SAMPLE_EXTERNAL = 1, NT_SAMPLE_MAN
 /* 1 when ev is a SampleProfiler ThreadSample; *type (when type is not NULL) gets its sample
  * type (0 if no payload), External for a native sampler's running sample (which says
  * Managed for TraceEvent: doc/format/sampler-events.md). For the reader's events the
- * answer was worked out once per metadata record: a call per event costs a comparison. */
+ * answer was worked out once per metadata record: a call per event costs a comparison
+ * (and the record's sample_kind gives it without the call). */
 NT_API int nt_event_is_sample(const nt_event *ev, uint32_t *type);
 
 /* ---------------------------------------------------------------------------------------
