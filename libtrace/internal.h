@@ -241,12 +241,9 @@ void nt_rules_memo_free(nt_rules_memo *memo);
  * the same order, as copies made on a second thread (valid until the next call). The
  * reader must not be used by anyone else until nt_pipe_free(), which stops and joins the
  * thread (it may be called before the end). Only for inputs whose reads cannot block
- * forever (files, not pipes or sockets): the thread is joined, not cancelled. With rate
- * non-NULL the thread also gives it every sample (nt_meta_sample_kind(), not Universal
- * events) in order, as the consumer would have: rate belongs to the thread until
- * nt_pipe_free() has returned. */
+ * forever (files, not pipes or sockets): the thread is joined, not cancelled. */
 typedef struct nt_pipe nt_pipe;
-int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_rate *rate, nt_error *err);
+int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_error *err);
 int nt_pipe_next(nt_pipe *pp, const nt_event **ev, nt_error *err);
 void nt_pipe_free(nt_pipe *pp);
 

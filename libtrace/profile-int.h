@@ -115,7 +115,6 @@ typedef struct psession {
 	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
-	int rate_in_pipe;    /* the decoding thread feeds rate (pipeline.c), not handle_sample */
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
 	size_t npauses;      /* its pauses so far and whether a GC suspension is open, as of
 				the last event given to it (the per-sample path reads these) */

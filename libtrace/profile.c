@@ -640,8 +640,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 			prefetch_group(p, t, key);
 		}
 	}
-	if (!s->rate_in_pipe)
-		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	if (!t)
 		return NOMEM(p, err);
 	uint64_t cpu = 0;
@@ -971,12 +970,10 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 		return rc;
 	s->info.name = s->name;
 	nt_pipe *pipe = NULL;
-	if (p->o.jobs >= 2 && (rc = nt_pipe_start(&pipe, r, s->rate, err)) != 0)
+	if (p->o.jobs >= 2 && (rc = nt_pipe_start(&pipe, r, err)) != 0)
 		return rc;
-	s->rate_in_pipe = pipe != NULL;
 	rc = read_events(p, s, si, r, pipe, h, err);
 	nt_pipe_free(pipe);
-	s->rate_in_pipe = 0;
 	if (rc)
 		return rc;
 	const nt_reader_stats *st = nt_reader_stats_get(r);

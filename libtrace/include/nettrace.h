@@ -821,9 +821,9 @@ typedef struct nt_profile_opts {
 	 * weight includes the charge (nt_sample_group.charged_ns), its samples do not. */
 	nt_profile_sample_fn charge_fn;
 	/* Threads for nt_profile_add_trace(): 0 or 1 decode and aggregate on the caller's
-	 * thread; 2 or more decode, and infer the sampling rate, on a second thread while the
-	 * caller's aggregates (the output is the same: the events arrive in the same order,
-	 * the hooks run on the caller's thread). Only for readers of files: the decoding thread is joined, so a
+	 * thread; 2 or more decode on a second thread while the caller's aggregates (the
+	 * output is the same: the events arrive in the same order, the hooks run on the
+	 * caller's thread). Only for readers of files: the decoding thread is joined, so a
 	 * read that can block forever (a pipe, a socket) must stay on 1. */
 	unsigned jobs;
 } nt_profile_opts;
@@ -838,8 +838,7 @@ NT_API void nt_profile_free(nt_profile *p);
 /* Reads r to the end as one session (name is its file name for messages and output).
  * Memory grows with distinct stacks, not with samples. Errors are the reader's.
  * A truncated trace is accepted (the reader's warning stays available). After a failure
- * of its own or a hook's the session holds what was aggregated before it, except that
- * with jobs >= 2 its rate estimate may include up to four batches of samples read ahead. */
+ * of its own or a hook's the session holds what was aggregated before it. */
 NT_API int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error *err);
 /* Finishes the profile (infers rates, resolves symbols, applies rules). The contract:
  *  - call it once after the last nt_profile_add_trace(); later nt_profile_add_trace()
