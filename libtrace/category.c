@@ -334,8 +334,8 @@ static void frame_best_memo(const nt_rules *R, nt_rules_memo *memo, const char *
 		memo->res[memo->n++] = (uint64_t)*bo << 32 | *bp;
 }
 
-static int rules_match(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
-		       size_t depth)
+int nt_rules_match_memo(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
+			size_t depth)
 {
 	if (!rules || (!frames && depth))
 		return -1;
@@ -360,13 +360,7 @@ static int rules_match(const nt_rules *rules, nt_rules_memo *memo, const char *c
 
 int nt_rules_match(const nt_rules *rules, const char *const *frames, size_t depth)
 {
-	return rules_match(rules, NULL, frames, depth);
-}
-
-int nt_rules_match_memo(const nt_rules *rules, nt_rules_memo *memo, const char *const *frames,
-			size_t depth)
-{
-	return rules_match(rules, memo, frames, depth);
+	return nt_rules_match_memo(rules, NULL, frames, depth);
 }
 
 void nt_rules_memo_free(nt_rules_memo *memo)
@@ -1129,8 +1123,8 @@ const char *nt_subsystems_name(const nt_subsystems *S, int i)
 	return S->names[i];
 }
 
-static int subsystems_match(const nt_subsystems *S, nt_rules_memo *memo,
-			    const char *const *frames, size_t depth, int32_t *frame_subsystems)
+int nt_subsystems_match_memo(const nt_subsystems *S, nt_rules_memo *memo,
+			     const char *const *frames, size_t depth, int32_t *frame_subsystems)
 {
 	if (frame_subsystems)
 		for (size_t i = 0; i < depth; i++)
@@ -1167,11 +1161,5 @@ static int subsystems_match(const nt_subsystems *S, nt_rules_memo *memo,
 int nt_subsystems_match(const nt_subsystems *S, const char *const *frames, size_t depth,
 			int32_t *frame_subsystems)
 {
-	return subsystems_match(S, NULL, frames, depth, frame_subsystems);
-}
-
-int nt_subsystems_match_memo(const nt_subsystems *S, nt_rules_memo *memo,
-			     const char *const *frames, size_t depth, int32_t *frame_subsystems)
-{
-	return subsystems_match(S, memo, frames, depth, frame_subsystems);
+	return nt_subsystems_match_memo(S, NULL, frames, depth, frame_subsystems);
 }
