@@ -112,6 +112,11 @@ struct nt_reader {
 	 * of all threads made a file with many capture threads quadratic */
 	size_t *heap;
 	size_t nheap, heap_cap;
+	/* with ru_valid: the key (timestamp, arrival) of the oldest head below the top, the
+	 * older of heap[1] and heap[2] (UINT64_MAX: none); ntr_pop_ready() keeps popping the
+	 * top thread without a sift while its next event is older */
+	int ru_valid;
+	uint64_t ru_ts, ru_order;
 
 	size_t queued;        /* events queued in all threads */
 	uint64_t queued_bytes; /* their size: sizeof(qev) + payload each (MAX_QUEUED_BYTES) */

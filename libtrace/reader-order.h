@@ -146,6 +146,7 @@ static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 		 * head and do not change its key */
 		r->heap[r->nheap++] = ti;
 		heap_sift_up(r, r->nheap - 1);
+		r->ru_valid = 0;
 	}
 	return 0;
 }
@@ -166,10 +167,36 @@ static qev *ntr_pop_ready(nt_reader *r)
 	h->payload_ptr = h->payload_len ? best->arena + (h->payload_off - best->arena_base) : NULL;
 	r->queued--;
 	r->queued_bytes -= sizeof(qev) + h->payload_len;
-	if (best->head == best->len)
+	if (best->head == best->len) {
 		r->heap[0] = r->heap[--r->nheap];
-	if (r->nheap)
+		r->ru_valid = 0;
+		if (r->nheap)
+			heap_sift_down(r, 0);
+		return h;
+	}
+	/* The top thread's next event stays on top while it is older than the oldest head
+	 * of the others, which is the older of the top's two children: the usual case (the
+	 * sampler's run of samples between other threads' few events) then costs one
+	 * comparison against that key, kept until the heap below the top changes, instead of
+	 * a sift. */
+	if (!r->ru_valid) {
+		r->ru_ts = UINT64_MAX;
+		r->ru_order = UINT64_MAX;
+		for (size_t c = 1; c <= 2 && c < r->nheap; c++) {
+			const qev *x = &QI(&r->threads[r->heap[c]], r->threads[r->heap[c]].head);
+			if (x->timestamp < r->ru_ts ||
+			    (x->timestamp == r->ru_ts && x->order < r->ru_order)) {
+				r->ru_ts = x->timestamp;
+				r->ru_order = x->order;
+			}
+		}
+		r->ru_valid = 1;
+	}
+	const qev *n = &QI(best, best->head);
+	if (!(n->timestamp < r->ru_ts || (n->timestamp == r->ru_ts && n->order < r->ru_order))) {
 		heap_sift_down(r, 0);
+		r->ru_valid = 0;
+	}
 	return h;
 }
 
