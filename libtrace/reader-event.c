@@ -184,20 +184,10 @@ trunc:
 	return ntr_err(r, err, nt_cur_offset(c), "event header ends past the end of the block");
 }
 
-static qev *queue_slot(cthread *t)
-{
-	if (t->cap == 0)
-		return NULL;
-	if (t->head == t->len)
-		t->head = t->len = t->arena_len = t->arena_base = 0;
-	if (t->len - t->head == t->cap && ntr_queue_grow(t))
-		return NULL;
-	return &QI(t, t->len);
-}
 /* ------------------------------------------------------------------ per-event steps */
 
-/* The steps the checked path (block_next_event()) and the fast path (fast_decode(),
- * fast_commit()) share; always inlined, so that each stays one loop body. */
+/* The steps the checked path (block_next_event()) and the fast path (fast_event_at())
+ * share; always inlined, so that each stays one loop body. */
 #define FAST_INLINE inline __attribute__((always_inline))
 
 /* The metadata record of meta_id through the one-entry cache r->meta_last, which a hit
@@ -286,55 +276,6 @@ static int block_next_event(nt_reader *r, qev *e, const uint8_t **pp, nt_error *
 	ntr_account_event(r, t, e->seq);
 	return 1;
 }
-/* Timestamp order holds events until a sorted event or a sequence point allows them out.
- * The runtime sets the sorted flag at every capture-thread switch and writes a sequence
- * point every ~10 MB, so little is ever queued; a file without either (or a gzip input
- * that inflates to millions of 2-byte events, ~160 bytes each once queued) would queue
- * without bound. Past this limit, timestamp order fails; file order needs no queue. */
-#define MAX_QUEUED_BYTES ((uint64_t)512 << 20)
-
-/* Decodes a whole event block into the queues (timestamp-order mode). Fails with
- * NT_ELIMIT when the queues exceed MAX_QUEUED_BYTES. */
-
-static inline int fast_qev(nt_reader *r, qev *e, const uint8_t **pp);
-
-static int queue_event_block(nt_reader *r, nt_error *err)
-{
-	qev e;
-	const uint8_t *p;
-	int rc;
-	for (;;) {
-		/* Decode straight into the next slot of the previous event's capture thread,
-		 * nearly always this event's too (the sampler's). Building the event on the
-		 * stack and copying it in stalled on store forwarding (16-byte loads of fields
-		 * just stored) for a third of the time of this mode. */
-		qev *d = NULL;
-		if (r->last_thread < r->nthreads)
-			d = queue_slot(&r->threads[r->last_thread]);
-		if (!d)
-			d = &e;
-		if (!(r->blk_fast && fast_qev(r, d, &p)) &&
-		    (rc = block_next_event(r, d, &p, err)) != 1)
-			break;
-		if (d->sorted && (!r->have_bound || d->timestamp > r->bound)) {
-			r->bound = d->timestamp;
-			r->have_bound = 1;
-		}
-		uint64_t off = d->offset;
-		rc = ntr_enqueue(r, d, p, err);
-		if (rc)
-			return rc;
-		if (r->queued_bytes > MAX_QUEUED_BYTES) {
-			r->failed = 1;
-			return nt_fail(err, NT_ELIMIT, off,
-				       "%zu events (%" PRIu64 " MiB) wait for a sorted event or sequence "
-				       "point, over the %" PRIu64 " MiB limit of timestamp order; read in "
-				       "file order",
-				       r->queued, r->queued_bytes >> 20, MAX_QUEUED_BYTES >> 20);
-		}
-	}
-	return rc;
-}
 /* ------------------------------------------------------------------ dispatch */
 
 
@@ -404,8 +345,6 @@ static void fill_event(nt_reader *r, const qev *q)
 	memcpy(ev->related_activity_id, q->related_activity_id, 16);
 	ev->stack_id = q->stack_id;
 	event_stack(r, ev, q->stack_slot, q->stack_off, q->stack_ok ? q->stack_depth : 0);
-	/* payload_ptr is NULL only for an empty queued payload (its thread's arena may be
-	 * NULL, and NULL + 0 is undefined) */
 	ev->payload = q->payload_ptr ? q->payload_ptr : (const uint8_t *)"";
 	ev->payload_len = q->payload_len;
 	ev->sorted = q->sorted;
@@ -414,7 +353,7 @@ static void fill_event(nt_reader *r, const qev *q)
 /* ------------------------------------------------------------------ fast path */
 
 /* The fast path is a handful of small functions so that each can be read on its own;
- * they must still compile to one loop body (GCC kept fast_decode() out of line, which
+ * they must still compile to one loop body (GCC kept a decoding step out of line, which
  * cost a fifth of the instructions per event). */
 
 /* The varint at p, when it takes at most 8 bytes (8 bytes must be readable): returns its
@@ -464,111 +403,6 @@ static FAST_INLINE int fast_u32(const uint8_t **p, uint32_t *out)
  * bytes each read as 8-byte words, two GUIDs; a header this close to the end of its
  * block takes the checked path. */
 #define FAST_HEADER_MAX (1 + 8 * 8 + 32)
-
-/* A compressed V5 header decoded and checked by fast_decode(), not yet committed. */
-typedef struct fast_hdr {
-	uint8_t flags;
-	uint32_t meta_id, seq, processor, stack_id, payload_len;
-	uint64_t ctid, tid, ts, off;
-	const uint8_t *act, *rel; /* new activity ids in the header, or NULL */
-	const uint8_t *payload;
-	size_t len;               /* header + payload bytes */
-	cthread *t;               /* the capture thread */
-} fast_hdr;
-
-/* Decodes the next header of a compressed V5 block into h and checks what the checked
- * path (ntr_decode_header() + block_next_event()) would. Everything it cannot vouch for
- * returns 0 before any state changes: a header near the block's end, a varint over 8
- * bytes, a backwards timestamp, a payload past the block, an unknown metadata id, a
- * capture thread other than the last one... and the checked path then decodes the same
- * bytes with its checks and messages. Returns 1 when fast_commit() may follow. */
-static FAST_INLINE int fast_decode(nt_reader *r, fast_hdr *h)
-{
-	nt_cursor *c = &r->blk;
-	size_t left = c->len - c->pos;
-	if (left < FAST_HEADER_MAX)
-		return 0;
-	const uint8_t *p0 = c->p + c->pos, *p = p0 + 1;
-	const qev *s = &r->prev;
-	uint8_t flags = p0[0];
-	uint32_t meta_id = s->meta_id, seq = s->seq, processor = s->processor;
-	uint32_t stack_id = s->stack_id, payload_len = s->payload_len;
-	uint64_t ctid = s->capture_thread_id, tid = s->thread_id;
-	if ((flags & NT_ROW_META_ID) && !fast_u32(&p, &meta_id))
-		return 0;
-	if (flags & NT_ROW_SEQ_CAPTURE) {
-		uint32_t seq_delta;
-		if (!fast_u32(&p, &seq_delta) || !fast_u64(&p, &ctid) || !fast_u32(&p, &processor))
-			return 0;
-		seq = seq + seq_delta + 1;
-	} else if (meta_id != 0) {
-		seq = seq + 1;
-	}
-	uint64_t ts_delta;
-	if (((flags & NT_ROW_THREAD) && !fast_u64(&p, &tid)) ||
-	    ((flags & NT_ROW_STACK) && !fast_u32(&p, &stack_id)) || !fast_u64(&p, &ts_delta) ||
-	    ts_delta >= 0x8000000000000000ull)
-		return 0; /* (a backwards delta is counted by the checked path) */
-	h->ts = s->timestamp + ts_delta;
-	h->act = h->rel = NULL;
-	if (flags & NT_ROW_ACTIVITY) {
-		h->act = p;
-		p += 16;
-	}
-	if (flags & NT_ROW_RELATED) {
-		h->rel = p;
-		p += 16;
-	}
-	if ((flags & NT_ROW_PAYLOAD_SIZE) && !fast_u32(&p, &payload_len))
-		return 0;
-	size_t hlen = (size_t)(p - p0);
-	if (payload_len > left - hlen || meta_id == 0)
-		return 0;
-	if (!rd_meta(r, meta_id)) /* a cache: filling it changes no state */
-		return 0;
-	if (r->last_thread >= r->nthreads || r->threads[r->last_thread].id != ctid)
-		return 0;
-	h->t = &r->threads[r->last_thread];
-	h->flags = flags;
-	h->meta_id = meta_id;
-	h->seq = seq;
-	h->processor = processor;
-	h->stack_id = stack_id;
-	h->payload_len = payload_len;
-	h->ctid = ctid;
-	h->tid = tid;
-	h->payload = p;
-	h->len = hlen + payload_len;
-	h->off = c->base_offset + c->pos;
-	return 1;
-}
-
-/* Commits a header fast_decode() accepted: the compressed-header state, the cursor, the
- * counters and the sequence accounting, as block_next_event() does. Returns the slot of
- * its stack definition + 1 (0: none) and sets *sr to it. */
-static FAST_INLINE uint32_t fast_commit(nt_reader *r, const fast_hdr *h, const stackref **sr)
-{
-	qev *s = &r->prev;
-	s->offset = h->off;
-	s->meta_id = h->meta_id;
-	s->seq = h->seq;
-	s->capture_thread_id = h->ctid;
-	s->processor = h->processor;
-	s->thread_id = h->tid;
-	s->stack_id = h->stack_id;
-	s->timestamp = h->ts;
-	s->payload_len = h->payload_len;
-	if (h->act)
-		memcpy(s->activity_id, h->act, 16);
-	if (h->rel)
-		memcpy(s->related_activity_id, h->rel, 16);
-	r->blk.pos += h->len;
-	uint32_t slot = h->stack_id ? rd_stack(r, h->stack_id) : 0;
-	*sr = slot ? &r->stacks[slot - 1] : NULL;
-	rd_count(r, h->ts, (h->flags >> 6) & 1);
-	ntr_account_event(r, h->t, h->seq);
-	return slot;
-}
 
 /* File order keeps the compressed-header state of a run of fast events in r->ev itself
  * (r->ev_state): a header names only what changed, so an event costs the stores of what
@@ -755,40 +589,6 @@ static FAST_INLINE int fast_event(nt_reader *r, int first)
 	return fast_event_at(r, p0, left, flags, first);
 }
 
-/* Timestamp order: the next event of a compressed V5 block into the queue slot e, as
- * block_next_event() would. Returns 1 with the event and its payload *pp, 0 for "take
- * the checked path". */
-static FAST_INLINE int fast_qev(nt_reader *r, qev *e, const uint8_t **pp)
-{
-	fast_hdr h;
-	if (!fast_decode(r, &h))
-		return 0;
-	const stackref *sr;
-	uint32_t slot = fast_commit(r, &h, &sr);
-	e->offset = h.off;
-	e->timestamp = h.ts;
-	e->thread_id = h.tid;
-	e->capture_thread_id = h.ctid;
-	e->payload_len = h.payload_len;
-	e->meta_id = h.meta_id;
-	e->meta = r->meta_last;
-	e->stack_slot = slot;
-	e->stack_ok = sr != NULL;
-	e->stack_off = sr ? sr->off : 0;
-	e->stack_depth = sr ? sr->depth : 0;
-	e->seq = h.seq;
-	e->processor = h.processor;
-	e->stack_id = h.stack_id;
-	e->label_id = 0;
-	e->process_id = r->hdr.process_id;
-	e->process_index = 0;
-	e->sorted = (h.flags >> 6) & 1;
-	memcpy(e->activity_id, r->prev.activity_id, 16);
-	memcpy(e->related_activity_id, r->prev.related_activity_id, 16);
-	*pp = h.payload;
-	return 1;
-}
-
 /* The next block, parsed (an event block: its header): 1 with its kind, 0 at the end
  * (done set, the bytes read counted), < 0 on error (the reader failed). */
 static int read_block(nt_reader *r, int *kind, nt_error *err)
@@ -808,6 +608,68 @@ static int read_block(nt_reader *r, int *kind, nt_error *err)
 	return 1;
 }
 
+/* The next event of the current event block into r->ev: 1, 0 at the block's end, < 0 on
+ * error (the reader failed). One path for both orders: file order returns it, timestamp
+ * order queues a copy (queue_event_block()). A fast run (r->ev_state) never outlives its
+ * block: near the block's end fast_event() declines and the checked path takes over. */
+static FAST_INLINE int block_event(nt_reader *r, nt_error *err)
+{
+	if (r->ev_state) {
+		if (fast_event(r, 0))
+			return 1;
+		fast_end(r);
+	} else if (r->blk_fast && r->blk.len - r->blk.pos >= FAST_HEADER_MAX) {
+		fast_begin(r);
+		if (fast_event(r, 1))
+			return 1;
+		fast_end(r);
+	}
+	const uint8_t *p;
+	int rc = block_next_event(r, &r->cur, &p, err);
+	if (rc < 0) {
+		r->failed = 1;
+		return rc;
+	}
+	if (rc == 1) {
+		r->cur.payload_ptr = p;
+		fill_event(r, &r->cur);
+	}
+	return rc;
+}
+
+/* Timestamp order holds events until a sorted event or a sequence point allows them out.
+ * The runtime sets the sorted flag at every capture-thread switch and writes a sequence
+ * point every ~10 MB, so little is ever queued; a file without either (or a gzip input
+ * that inflates to millions of 2-byte events, ~190 bytes each once queued) would queue
+ * without bound. Past this limit, timestamp order fails; file order needs no queue. */
+#define MAX_QUEUED_BYTES ((uint64_t)512 << 20)
+
+/* Decodes the rest of the current event block into the queues (timestamp order), each
+ * event as file order decodes it (the fast path keeps the header state in r->ev) and
+ * then copied. Fails with NT_ELIMIT when the queues exceed MAX_QUEUED_BYTES. */
+static int queue_event_block(nt_reader *r, nt_error *err)
+{
+	int rc;
+	while ((rc = block_event(r, err)) == 1) {
+		const nt_event *ev = &r->ev;
+		if (ev->sorted && (!r->have_bound || ev->timestamp > r->bound)) {
+			r->bound = ev->timestamp;
+			r->have_bound = 1;
+		}
+		if ((rc = ntr_enqueue(r, ev, err)) != 0)
+			return rc;
+		if (r->queued_bytes > MAX_QUEUED_BYTES) {
+			r->failed = 1;
+			return nt_fail(err, NT_ELIMIT, ev->offset,
+				       "%zu events (%" PRIu64 " MiB) wait for a sorted event or sequence "
+				       "point, over the %" PRIu64 " MiB limit of timestamp order; read in "
+				       "file order",
+				       r->queued, r->queued_bytes >> 20, MAX_QUEUED_BYTES >> 20);
+		}
+	}
+	return rc;
+}
+
 /* nt_reader_next() but for a run's next fast event: the loop over blocks, the checked
  * path and timestamp order. Out of line, so that the fast path's caller saves no
  * registers it does not use. */
@@ -821,25 +683,10 @@ static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **
 	if (r->flags & NT_READ_FILE_ORDER) {
 		for (;;) {
 			if (r->in_block) {
-				if (r->ev_state) {
-					fast_end(r);
-				} else if (r->blk_fast && r->blk.len - r->blk.pos >= FAST_HEADER_MAX) {
-					fast_begin(r);
-					if (fast_event(r, 1)) {
-						*out = &r->ev;
-						return 1;
-					}
-					fast_end(r);
-				}
-				const uint8_t *p;
-				rc = block_next_event(r, &r->cur, &p, err);
-				if (rc < 0) {
-					r->failed = 1;
+				rc = block_event(r, err);
+				if (rc < 0)
 					return rc;
-				}
 				if (rc == 1) {
-					r->cur.payload_ptr = p;
-					fill_event(r, &r->cur);
 					*out = &r->ev;
 					return 1;
 				}
@@ -859,10 +706,9 @@ static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **
 		}
 	}
 	for (;;) {
-		const qev *q = ntr_pop_ready(r);
+		const qent *q = ntr_pop_ready(r);
 		if (q) {
-			fill_event(r, q);
-			*out = &r->ev;
+			*out = &q->ev;
 			return 1;
 		}
 		if (r->flush_all) {

@@ -16,15 +16,15 @@
 #include "input.h"
 #include "internal.h"
 
-/* One decoded event waiting for dispatch (or about to be returned in file order). */
+/* One decoded event header: the compressed-header state (nt_reader.prev), the checked
+ * path's result (nt_reader.cur), a metadata block's headers. */
 typedef struct qev {
 	uint64_t timestamp;
 	uint64_t thread_id;
 	uint64_t capture_thread_id;
 	uint64_t offset;      /* file offset of the blob */
-	uint64_t order;       /* arrival number (tie-break) */
-	size_t payload_off;   /* queued: logical offset in its thread's arena (see cthread) */
-	const uint8_t *payload_ptr; /* file-order mode: points into the block */
+	size_t payload_off;   /* uncompressed: where the next event starts */
+	const uint8_t *payload_ptr; /* points into the block */
 	uint32_t payload_len;
 	uint32_t meta_id;
 	const nt_metadata *meta; /* resolved when decoded (a later redefinition must not apply) */
@@ -43,13 +43,23 @@ typedef struct qev {
 	uint8_t related_activity_id[16];
 } qev;
 
+/* One event waiting for dispatch in timestamp order: the event as it is delivered, but
+ * its stack and payload kept as offsets (a later StackBlock of the region may move
+ * r->ips; the payload is in its capture thread's arena) until it is popped. */
+typedef struct qent {
+	nt_event ev;
+	uint64_t order;       /* arrival number (tie-break) */
+	size_t payload_off;   /* logical offset in its thread's arena (see cthread) */
+	size_t stack_off;     /* ev.stack is r->ips + stack_off when ev.stack_depth != 0 */
+} qent;
+
 /* Per capture thread: sequence accounting and its FIFO of queued events. */
 typedef struct cthread {
 	uint64_t id;       /* OS thread id (V6: thread index until mapped) */
 	uint32_t last_seq;
 	uint64_t lost;
 	uint64_t samples;  /* SampleProfiler samples it wrote (nt_reader_capture_samples()) */
-	qev *q;            /* ring of cap (a power of two) entries: queue positions
+	qent *q;           /* ring of cap (a power of two) entries: queue positions
 			      [head, len), position i in q[i & (cap - 1)] (QI) */
 	size_t head, len, cap;
 	/* Payload bytes of the queued events, in queue order. Offsets are logical: byte i of

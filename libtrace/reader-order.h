@@ -15,9 +15,10 @@
 /* Heap order of two threads with queued events: oldest head first, ties by arrival. */
 static inline int heap_less(const nt_reader *r, size_t a, size_t b)
 {
-	const qev *x = &QI(&r->threads[a], r->threads[a].head);
-	const qev *y = &QI(&r->threads[b], r->threads[b].head);
-	return x->timestamp < y->timestamp || (x->timestamp == y->timestamp && x->order < y->order);
+	const qent *x = &QI(&r->threads[a], r->threads[a].head);
+	const qent *y = &QI(&r->threads[b], r->threads[b].head);
+	return x->ev.timestamp < y->ev.timestamp ||
+	       (x->ev.timestamp == y->ev.timestamp && x->order < y->order);
 }
 
 static void heap_sift_down(nt_reader *r, size_t i)
@@ -50,24 +51,21 @@ static void heap_sift_up(nt_reader *r, size_t i)
 	}
 }
 
-/* Makes room for one more event at the end of t's queue, as ntr_enqueue() would, and returns
- * that slot (queue_event_block decodes into it), or NULL when t has no queue yet or
- * memory is short (enqueue then takes the ordinary path). */
 /* Doubles t's full ring, its queued entries moved to positions 0.. in order. Returns 0 or
  * -1 (out of memory; t unchanged). */
 static int ntr_queue_grow(cthread *t)
 {
 	size_t n = t->len - t->head;
-	if (t->cap > SIZE_MAX / 2 / sizeof(qev))
+	if (t->cap > SIZE_MAX / 2 / sizeof(qent))
 		return -1;
-	qev *nq = malloc(2 * t->cap * sizeof(qev));
+	qent *nq = malloc(2 * t->cap * sizeof(qent));
 	if (!nq)
 		return -1;
 	size_t h = t->head & (t->cap - 1);
 	size_t first = n < t->cap - h ? n : t->cap - h;
 	if (n) {
-		memcpy(nq, t->q + h, first * sizeof(qev));
-		memcpy(nq + first, t->q, (n - first) * sizeof(qev));
+		memcpy(nq, t->q + h, first * sizeof(qent));
+		memcpy(nq + first, t->q, (n - first) * sizeof(qent));
 	}
 	free(t->q);
 	t->q = nq;
@@ -77,25 +75,23 @@ static int ntr_queue_grow(cthread *t)
 	return 0;
 }
 
-/* Appends e (payload at p) to its capture thread's queue. e may already be that queue's
- * next slot (from queue_slot()): then nothing is copied. */
-static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
+/* Appends a copy of ev, the event just decoded (r->ev), to its capture thread's queue:
+ * its payload into the thread's arena, its stack as an offset into r->ips. */
+static int ntr_enqueue(nt_reader *r, const nt_event *ev, nt_error *err)
 {
-	cthread *t = ntr_thread(r, e->capture_thread_id);
+	cthread *t = ntr_thread(r, ev->capture_thread_id);
 	if (!t)
-		return nt_fail(err, NT_ENOMEM, e->offset, "cannot grow thread table");
+		return nt_fail(err, NT_ENOMEM, ev->offset, "cannot grow thread table");
 	size_t ti = (size_t)(t - r->threads);
-	/* in place: queue_slot() already reset or grew the queue for this slot */
-	int in_place = t->q && e == &QI(t, t->len);
 	int was_empty = t->head == t->len;
 	if (was_empty)
 		t->head = t->len = t->arena_len = t->arena_base = 0;
 	/* A file can name a new capture thread in every event; nt_grow's first step of 8
 	 * entries would then cost ~1 KB per 7-byte event. Start queues at one entry. */
 	if (t->cap == 0) {
-		t->q = malloc(sizeof(qev));
+		t->q = malloc(sizeof(qent));
 		if (!t->q)
-			return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
+			return nt_fail(err, NT_ENOMEM, ev->offset, "cannot queue event");
 		t->cap = 1;
 	}
 	/* The queue is a FIFO that keeps being appended to while its head is dispatched: a
@@ -106,7 +102,8 @@ static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 	 * instead, as before the ring, moved ~40 bytes per event on the bench trace. The
 	 * arena of payloads, a few bytes an event, still slides when it is full and at
 	 * least half of it was dispatched: O(1) amortised per event. */
-	if (e->payload_len > t->arena_cap - t->arena_len) {
+	uint32_t plen = ev->payload_len;
+	if (plen > t->arena_cap - t->arena_len) {
 		size_t dead = t->head < t->len ? QI(t, t->head).payload_off - t->arena_base
 					       : t->arena_len;
 		if (dead >= t->arena_cap / 2 && dead > 0) {
@@ -118,20 +115,24 @@ static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 	/* (capacities checked inline first: this runs once per event) */
 	if ((t->len - t->head == t->cap && ntr_queue_grow(t)) ||
 	    (was_empty && nt_grow((void **)&r->heap, &r->heap_cap, r->nheap + 1, sizeof(size_t))) ||
-	    (e->payload_len > t->arena_cap - t->arena_len &&
-	     ((e->payload_len > SIZE_MAX - t->arena_len) ||
-	      nt_grow((void **)&t->arena, &t->arena_cap, t->arena_len + e->payload_len, 1))))
-		return nt_fail(err, NT_ENOMEM, e->offset, "cannot queue event");
+	    (plen > t->arena_cap - t->arena_len &&
+	     ((plen > SIZE_MAX - t->arena_len) ||
+	      nt_grow((void **)&t->arena, &t->arena_cap, t->arena_len + plen, 1))))
+		return nt_fail(err, NT_ENOMEM, ev->offset, "cannot queue event");
+	qent *e = &QI(t, t->len);
+	e->ev = *ev;
 	e->payload_off = t->arena_base + t->arena_len;
-	if (e->payload_len == 0) {
+	e->stack_off = ev->stack_depth ? (size_t)(ev->stack - r->ips) : 0;
+	const uint8_t *p = ev->payload;
+	if (plen == 0) {
 		/* nothing to copy; t->arena may still be NULL, and NULL + 0 is undefined */
-	} else if (e->payload_len <= 8) {
+	} else if (plen <= 8) {
 		/* most payloads are a few bytes (a ThreadSample's is 4): no memcpy call, and
 		 * 4 to 8 bytes as two 4-byte words that may overlap (a byte loop cost ~20
 		 * instructions an event; the length in a local, or each byte stored reloads
 		 * it: char aliases all) */
 		uint8_t *dst = t->arena + t->arena_len;
-		uint32_t n = e->payload_len;
+		uint32_t n = plen;
 		if (n >= 4) {
 			memcpy(dst, p, 4);
 			memcpy(dst + n - 4, p + n - 4, 4);
@@ -140,15 +141,13 @@ static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 				dst[i] = p[i];
 		}
 	} else {
-		memcpy(t->arena + t->arena_len, p, e->payload_len);
+		memcpy(t->arena + t->arena_len, p, plen);
 	}
-	t->arena_len += e->payload_len;
+	t->arena_len += plen;
 	e->order = r->order++;
-	if (!in_place)
-		QI(t, t->len) = *e;
 	t->len++;
 	r->queued++;
-	r->queued_bytes += sizeof(qev) + e->payload_len;
+	r->queued_bytes += sizeof(qent) + plen;
 	if (was_empty) {
 		/* the thread joins the merge; later events of a non-empty queue are behind its
 		 * head and do not change its key */
@@ -160,21 +159,24 @@ static int ntr_enqueue(nt_reader *r, qev *e, const uint8_t *p, nt_error *err)
 }
 
 /* Pops the oldest queued event with timestamp <= bound (or any when flush_all). Returns
- * it, with payload_ptr set, or NULL. The entry and its payload stay in place (behind the
+ * it, its stack and payload pointers set, or NULL. The entry and its payload stay in place (behind the
  * queue head) until the next enqueue, so the caller uses it at once: no copy. */
-static qev *ntr_pop_ready(nt_reader *r)
+static qent *ntr_pop_ready(nt_reader *r)
 {
 	if (r->nheap == 0)
 		return NULL;
 	/* The heap top is the oldest head of all queues: if it is not ready, none is. */
 	cthread *best = &r->threads[r->heap[0]];
-	qev *h = &QI(best, best->head);
-	if (!r->flush_all && (!r->have_bound || h->timestamp > r->bound))
+	qent *h = &QI(best, best->head);
+	if (!r->flush_all && (!r->have_bound || h->ev.timestamp > r->bound))
 		return NULL;
 	best->head++;
-	h->payload_ptr = h->payload_len ? best->arena + (h->payload_off - best->arena_base) : NULL;
+	/* (an empty payload: the thread's arena may be NULL, and NULL + 0 is undefined) */
+	h->ev.payload = h->ev.payload_len ? best->arena + (h->payload_off - best->arena_base)
+					  : (const uint8_t *)"";
+	h->ev.stack = h->ev.stack_depth ? r->ips + h->stack_off : NULL;
 	r->queued--;
-	r->queued_bytes -= sizeof(qev) + h->payload_len;
+	r->queued_bytes -= sizeof(qent) + h->ev.payload_len;
 	if (best->head == best->len) {
 		r->heap[0] = r->heap[--r->nheap];
 		r->ru_valid = 0;
@@ -191,17 +193,18 @@ static qev *ntr_pop_ready(nt_reader *r)
 		r->ru_ts = UINT64_MAX;
 		r->ru_order = UINT64_MAX;
 		for (size_t c = 1; c <= 2 && c < r->nheap; c++) {
-			const qev *x = &QI(&r->threads[r->heap[c]], r->threads[r->heap[c]].head);
-			if (x->timestamp < r->ru_ts ||
-			    (x->timestamp == r->ru_ts && x->order < r->ru_order)) {
-				r->ru_ts = x->timestamp;
+			const qent *x = &QI(&r->threads[r->heap[c]], r->threads[r->heap[c]].head);
+			if (x->ev.timestamp < r->ru_ts ||
+			    (x->ev.timestamp == r->ru_ts && x->order < r->ru_order)) {
+				r->ru_ts = x->ev.timestamp;
 				r->ru_order = x->order;
 			}
 		}
 		r->ru_valid = 1;
 	}
-	const qev *n = &QI(best, best->head);
-	if (!(n->timestamp < r->ru_ts || (n->timestamp == r->ru_ts && n->order < r->ru_order))) {
+	const qent *n = &QI(best, best->head);
+	if (!(n->ev.timestamp < r->ru_ts ||
+	      (n->ev.timestamp == r->ru_ts && n->order < r->ru_order))) {
 		heap_sift_down(r, 0);
 		r->ru_valid = 0;
 	}
