@@ -36,7 +36,8 @@ int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err)
 	nt_error_clear(err);
 	*out = NULL;
 	nt_profile_opts o;
-	int orc = nt_opts_load(&o, sizeof o, sizeof o, opts, "profile options", err);
+	int orc = nt_opts_load(&o, sizeof o, offsetof(nt_profile_opts, read_fn), opts,
+			       "profile options", err);
 	if (orc)
 		return orc;
 	nt_profile *p = calloc(1, sizeof *p);
@@ -839,6 +840,8 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
 		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
+		if (p->o.read_fn && (rc = p->o.read_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
+			return rc;
 		if (!last_meta || ev->meta != last_meta) {
 			last_meta = ev->meta;
 			last_kind = nt_meta_sample_kind(last_meta);

@@ -826,6 +826,11 @@ typedef struct nt_profile_opts {
 	 * caller's thread). Only for readers of files: the decoding thread is joined, so a
 	 * read that can block forever (a pipe, a socket) must stay on 1. */
 	unsigned jobs;
+	/* Appended in 1.1: optional, every event as it is read, samples included, before the
+	 * profile uses it (event_fn still follows for the others), with hook_ctx: a caller
+	 * that needs its own pass over the events (counts, as nettrace-info's) makes it in
+	 * the profile's read instead of reading the file twice. */
+	nt_profile_event_fn read_fn;
 } nt_profile_opts;
 
 /* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point

@@ -33,6 +33,27 @@ struct bigger_profile_opts {
 	uint64_t future[2];
 };
 
+/* read_fn of test 9: counts what it sees. */
+typedef struct seen {
+	uint64_t events, samples, last_offset;
+	int backwards; /* an offset below the one before: not file order */
+} seen;
+
+static int count_read(void *ctx, uint32_t session, const nt_trace_header *h, const nt_event *ev,
+		      nt_error *err)
+{
+	(void)session;
+	(void)h;
+	(void)err;
+	seen *sn = ctx;
+	sn->backwards |= sn->events && ev->offset < sn->last_offset;
+	sn->last_offset = ev->offset;
+	sn->events++;
+	sn->samples += ev->meta && strcmp(ev->meta->provider, "Microsoft-DotNETCore-SampleProfiler") == 0 &&
+		       ev->meta->event_id == 0;
+	return 0;
+}
+
 int main(void)
 {
 	nt_error err;
@@ -289,7 +310,40 @@ int main(void)
 		nt_symtab_free(sy);
 	}
 
-	/* 9. the version is configure's */
+	/* 9. nt_profile_opts.read_fn (appended): a struct of the size before it is accepted;
+	 * it sees every event the reader delivers, samples included, in the reader's order */
+	{
+		nt_profile_opts old = NT_INIT(nt_profile_opts);
+		old.sz = offsetof(nt_profile_opts, read_fn);
+		nt_profile *op = NULL;
+		ok(nt_profile_new(&op, &old, &err) == 0 && op, "profile options of the size before "
+		   "read_fn: accepted");
+		nt_profile_free(op);
+		const char *path = tu_data("traces/perfview/only_managed_samples.nettrace");
+		seen sn = {0};
+		nt_reader_opts fo = NT_INIT(nt_reader_opts);
+		fo.flags = NT_READ_FILE_ORDER;
+		nt_reader *fr = NULL;
+		nt_profile *rp = NULL;
+		nt_profile_opts rpo = NT_INIT(nt_profile_opts);
+		rpo.read_fn = count_read;
+		rpo.hook_ctx = &sn;
+		ok(nt_reader_open_file(&fr, path, &fo, &err) == 0 && nt_profile_new(&rp, &rpo, &err) == 0 &&
+		   nt_profile_add_trace(rp, fr, path, &err) == 0, "profile with read_fn reads the trace");
+		const nt_reader_stats *rs = fr ? nt_reader_stats_get(fr) : NULL;
+		const nt_session_info *si = rp ? nt_profile_session(rp, 0) : NULL;
+		ok(rs && rs->events > 0 && sn.events == rs->events,
+		   "read_fn saw every event the reader counted (%llu of %llu)",
+		   (unsigned long long)sn.events, rs ? (unsigned long long)rs->events : 0ull);
+		ok(si && si->samples > 0 && sn.samples == si->samples,
+		   "read_fn saw every sample the profile read (%llu of %llu)",
+		   (unsigned long long)sn.samples, si ? (unsigned long long)si->samples : 0ull);
+		ok(!sn.backwards, "in the reader's order (file order: offsets grow)");
+		nt_profile_free(rp);
+		nt_reader_free(fr);
+	}
+
+	/* 10. the version is configure's */
 	is_str(nt_version(), PACKAGE_VERSION, "nt_version() is configure.ac's version");
 	return tap_done();
 }
