@@ -363,8 +363,8 @@ done
 echo
 echo "goals: nettrace-info --no-symbols (decode, counts) >= 0.6 GB/s and nettrace-fold"
 echo "--jobs 1 >= 0.3 GB/s on one core; see the CPU GB/s column (one core's throughput)."
-echo "nettrace-info without --no-symbols reads the file twice (the second read resolves"
-echo "the samples' frames, as the profile tools do)."
+echo "nettrace-info without --no-symbols also builds a profile in the same read, whose"
+echo "finish resolves the samples' frames, as the profile tools do."
 echo "--jobs $NCPU decodes on a second thread (CPU time grows a little, wall time shrinks"
 echo "when a second core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
