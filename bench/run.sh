@@ -345,6 +345,14 @@ for s in $SIZES; do
 			printf "  %-26s %9.3f %7.3f %7.1f | %9.3f %s %s | %6.1f MB\n", l, $1,
 				$5 / $1 / 1e9, $1 / $2, $3, cg, cr, $6 / 1024 }'
 	done
+	# the scaling the issue asks for: --jobs NCPU against --jobs 1, same run
+	w1=$(median "$s" fold 3) wn=$(median "$s" fold-jn 3)
+	c1=$(median "$s" fold 4) cn=$(median "$s" fold-jn 4)
+	if [ "$NCPU" -gt 1 ] && [ "$w1" != - ] && [ "$wn" != - ]; then
+		echo "$w1 $wn $c1 $cn" | awk -v n="$NCPU" '$2 > 0 && $3 > 0 {
+			printf "  --jobs %d against --jobs 1: %.2fx the speed (wall), %.2fx the CPU time " \
+			       "(goal: >= 1.8x on 2 cores)\n", n, $1 / $2, $4 / $3 }'
+	fi
 done
 echo
 echo "peak RSS (MB, median) by trace size (goal: < 64 MB, independent of the size):"
