@@ -975,9 +975,7 @@ static int collect(tool *t, const char *file, int symbols, summary *s)
 	tool_progress_begin(&pg, t, file);
 	nt_profile *p = NULL;
 	if (symbols) {
-		nt_profile_opts po;
-		memset(&po, 0, sizeof po);
-		po.sz = sizeof po;
+		nt_profile_opts po = NT_INIT(nt_profile_opts);
 		po.read_fn = summary_hook;
 		po.hook_ctx = s;
 		po.progress_fn = tool_progress_update;
