@@ -280,12 +280,8 @@ static int parse_jobs(const char *s, unsigned *out)
 	return 0;
 }
 
-/* The threads profile_load() gives nt_profile_add_trace(): --jobs, else NETTRACE_JOBS,
- * else the CPUs this process may run on (sched_getaffinity), and 1 when an input is not a
- * regular file (standard input, a pipe: the decoding thread could block on it forever).
- * Returns 0, or an exit code (message printed). */
-static int profile_jobs(tool *t, const profile_args *a, char **files, int nfiles,
-			unsigned *jobs)
+int profile_jobs(tool *t, const profile_args *a, char *const *files, int nfiles,
+		 unsigned *jobs)
 {
 	*jobs = a->jobs;
 	const char *env = getenv("NETTRACE_JOBS");

@@ -219,6 +219,12 @@ void profile_args_free(profile_args *a);
  * line L: ...") and sets popts.subsystems; OPT_SUBSYSTEM_FRAME sets fopts.subsystem_frame
  * and popts.subsystems. */
 int profile_args_handle(tool *t, profile_args *a, int code, const char *arg);
+/* The threads to give nt_profile_add_trace() (nt_profile_opts.jobs): --jobs, else
+ * NETTRACE_JOBS, else the CPUs this process may run on (sched_getaffinity), and 1 when an
+ * input is not a regular file (standard input, a pipe: the decoding thread could block on
+ * it forever). Returns 0, or an exit code (message printed). */
+int profile_jobs(tool *t, const profile_args *a, char *const *files, int nfiles,
+		 unsigned *jobs);
 /* Reads every input (path or "-") into a new profile; prints reader warnings (and why
  * modules lack symbols or lines: a PDB that does not match or is malformed); returns 0
  * or an exit code (message printed). */

@@ -27,6 +27,8 @@ static const tool_opt info_opts[] = {
 	TOOL_SYMBOLS_OPT,
 	{"no-symbols", no_argument, OPT_NO_SYMBOLS, NULL,
 	 "skip the symbol coverage (the read then only counts: about a third of the time)"},
+	{"jobs", required_argument, OPT_JOBS, "N",
+	 "threads of the read with symbols (1: one; default $NETTRACE_JOBS, else the CPUs)"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -38,6 +40,7 @@ typedef struct info_cfg {
 	int has_limit;      /* --limit given */
 	uint64_t limit;     /* --limit N */
 	int nfiles;         /* FILE operands (JSON: >1 -> array) */
+	unsigned jobs;      /* threads of the read with symbols (profile_jobs()) */
 	int lines;          /* --lines */
 	profile_args pa;    /* --symbols, for --lines */
 	int no_symbols;     /* --no-symbols */
@@ -957,7 +960,7 @@ static void oom(tool *t, const char *file)
  * resolve them, by address once the whole trace is read, so file order gives the same
  * coverage as the profile tools' timestamp order. Returns 0, or an exit code after
  * printing the error. */
-static int collect(tool *t, const char *file, int symbols, summary *s)
+static int collect(tool *t, const char *file, int symbols, unsigned jobs, summary *s)
 {
 	s->file = file;
 	int rc = open_reader(t, file, NT_READ_FILE_ORDER, &s->r);
@@ -978,6 +981,7 @@ static int collect(tool *t, const char *file, int symbols, summary *s)
 		nt_profile_opts po = NT_INIT(nt_profile_opts);
 		po.read_fn = summary_hook;
 		po.hook_ctx = s;
+		po.jobs = jobs;
 		po.progress_fn = tool_progress_update;
 		po.progress_ctx = &pg;
 		rc = nt_profile_new(&p, &po, &err);
@@ -1022,7 +1026,7 @@ static void do_summary(tool *t, const info_cfg *cfg, const char *file, size_t *p
 	memset(&s, 0, sizeof s);
 	lines_report lr, *lrp = NULL;
 	memset(&lr, 0, sizeof lr);
-	if (collect(t, file, !cfg->no_symbols, &s) == 0) {
+	if (collect(t, file, !cfg->no_symbols, cfg->jobs, &s) == 0) {
 		if (cfg->lines) {
 			char *files[1] = {(char *)file};
 			nt_error err;
@@ -1151,7 +1155,8 @@ int main(int argc, char **argv)
 			cfg.has_limit = 1;
 			break;
 		case OPT_LINES: cfg.lines = 1; break;
-		case OPT_SYMBOLS: {
+		case OPT_SYMBOLS:
+		case OPT_JOBS: {
 			int r = profile_args_handle(&t, &cfg.pa, c, optarg);
 			if (r < 0)
 				return -r;
@@ -1177,6 +1182,13 @@ int main(int argc, char **argv)
 	for (int i = optind; cfg.lines && i < argc; i++)
 		if (strcmp(argv[i], "-") == 0)
 			return tool_usage_error(&t, "--lines reads its file twice: not standard input");
+
+	cfg.jobs = 1;
+	if (!cfg.events && !cfg.no_symbols) {
+		int jrc = profile_jobs(&t, &cfg.pa, argv + optind, cfg.nfiles, &cfg.jobs);
+		if (jrc)
+			return jrc;
+	}
 
 	size_t printed = 0;
 	if (cfg.json && cfg.nfiles > 1)

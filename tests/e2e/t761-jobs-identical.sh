@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # t761-jobs-identical.sh - --jobs changes how a trace is read (a decoding thread next to the
 # aggregating one), never what comes out: for every real trace of data/traces, and in
-# every compat mode, nettrace-fold, nettrace-tree and nettrace-flame (speedscope, pprof)
-# give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
+# every compat mode, nettrace-fold, nettrace-tree, nettrace-flame (speedscope, pprof) and
+# nettrace-info (text, JSON: its read with symbols) give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
 # two files at once, a gzip-compressed copy, NETTRACE_JOBS, and a truncated trace (its
 # warning and offset). Standard input is read on one thread whatever --jobs says.
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -11,6 +11,8 @@
 FOLD=$top_builddir/tools/nettrace-fold
 TREE=$top_builddir/tools/nettrace-tree
 FLAME=$top_builddir/tools/nettrace-flame
+INFO=$top_builddir/tools/nettrace-info
+need_tool "$INFO"
 need_tool "$FOLD"
 need_tool "$TREE"
 need_tool "$FLAME"
@@ -61,6 +63,8 @@ for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); d
 	identical "$f tree" "$TREE" "$p"
 	identical "$f flame speedscope" flame speedscope "$p"
 	identical "$f flame pprof" flame pprof "$p"
+	identical "$f info" "$INFO" "$p"
+	identical "$f info --json" "$INFO" --json "$p"
 done
 [ "$n" -ge 10 ] && pass "$n real traces compared" || fail "only $n real traces found in $TRACES"
 
@@ -77,6 +81,7 @@ fi
 size=$(wc -c <"$MIXED")
 head -c $((size / 2)) "$MIXED" >"$T/cut.nettrace"
 identical "truncated trace" "$FOLD" "$T/cut.nettrace"
+identical "truncated trace info" "$INFO" "$T/cut.nettrace"
 if grep -q "offset\|byte" "$T/e1"; then
 	pass "truncated trace: a warning with the offset"
 else
@@ -94,8 +99,15 @@ run "$FOLD" --jobs 0 "$SENTRY"
 is_rc 1 "--jobs 0: usage error"
 run "$FOLD" --jobs 2x "$SENTRY"
 is_rc 1 "--jobs 2x: usage error"
+NETTRACE_JOBS=x run "$INFO" "$SENTRY"
+is_rc 1 "nettrace-info, NETTRACE_JOBS=x: usage error"
+NETTRACE_JOBS=x run "$INFO" --no-symbols "$SENTRY"
+is_rc 0 "nettrace-info --no-symbols (one thread): NETTRACE_JOBS not read"
 # standard input (one thread: a pipe)
 "$FOLD" --jobs 2 - <"$SENTRY" >"$T/stdin" 2>&1
 "$FOLD" --jobs 1 "$SENTRY" >"$T/file" 2>&1
 same "$T/stdin" "$T/file" "--jobs 2 from standard input: the same folded stacks"
+"$INFO" --jobs 2 - <"$SENTRY" 2>&1 | sed 1d >"$T/istdin"
+"$INFO" --jobs 1 "$SENTRY" 2>&1 | sed 1d >"$T/ifile"
+same "$T/istdin" "$T/ifile" "nettrace-info --jobs 2 from standard input: the same summary"
 done_testing
