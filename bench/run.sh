@@ -227,7 +227,9 @@ for s in $SIZES; do
 			# shellcheck disable=SC2016
 			measure "$s" info-counts sh -c 'exec "$1" --no-symbols "$2" >/dev/null' sh "$PINFO" "$f"
 			# shellcheck disable=SC2016
-			measure "$s" info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
+			measure "$s" info sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$PINFO" "$f"
+			# shellcheck disable=SC2016
+			[ "$NCPU" -gt 1 ] && measure "$s" info-jn sh -c 'exec "$1" --jobs "$3" "$2" >/dev/null' sh "$PINFO" "$f" "$NCPU"
 		fi
 		if [ -n "$FOLD" ]; then
 			# shellcheck disable=SC2016
@@ -259,7 +261,7 @@ if [ -n "$PEER_SIZE" ]; then
 	i=0
 	while [ "$i" -lt "$N" ]; do
 		# shellcheck disable=SC2016
-		[ -n "$PINFO" ] && measure "$s" p-info sh -c 'exec "$1" "$2" >/dev/null' sh "$PINFO" "$f"
+		[ -n "$PINFO" ] && measure "$s" p-info sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$PINFO" "$f"
 		# shellcheck disable=SC2016
 		[ -n "$FOLD" ] && measure "$s" p-fold sh -c 'exec "$1" --jobs 1 "$2" >/dev/null' sh "$FOLD" "$f"
 		# shellcheck disable=SC2016
@@ -308,10 +310,11 @@ label() {
 	decode-file) echo "decode (file order)" ;;
 	decode-light) echo "  same, headers only" ;;
 	info-counts) echo "nettrace-info --no-symbols" ;;
-	info) echo "nettrace-info" ;;
+	info) echo "nettrace-info --jobs 1" ;;
+	info-jn) echo "nettrace-info --jobs $NCPU" ;;
 	fold) echo "nettrace-fold --jobs 1" ;;
 	fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
-	p-info) echo "nettrace-info" ;;
+	p-info) echo "nettrace-info --jobs 1" ;;
 	p-fold) echo "nettrace-fold --jobs 1" ;;
 	p-fold-jn) echo "nettrace-fold --jobs $NCPU" ;;
 	p-speedscope) echo "nettrace-flame (speedscope)" ;;
@@ -334,7 +337,7 @@ for s in $SIZES; do
 		"cpu (s)" "GB/s" "x cat" "peak RSS"
 	wcat=$(median "$s" cat 3)
 	ccat=$(median "$s" cat 4)
-	for w in cat decode-time decode-file decode-light info-counts info fold fold-jn; do
+	for w in cat decode-time decode-file decode-light info-counts info info-jn fold fold-jn; do
 		t=$(median "$s" $w 3)
 		[ "$t" = - ] && continue
 		c=$(median "$s" $w 4)
@@ -346,13 +349,14 @@ for s in $SIZES; do
 				$5 / $1 / 1e9, $1 / $2, $3, cg, cr, $6 / 1024 }'
 	done
 	# the scaling the issue asks for: --jobs NCPU against --jobs 1, same run
-	w1=$(median "$s" fold 3) wn=$(median "$s" fold-jn 3)
-	c1=$(median "$s" fold 4) cn=$(median "$s" fold-jn 4)
-	if [ "$NCPU" -gt 1 ] && [ "$w1" != - ] && [ "$wn" != - ]; then
-		echo "$w1 $wn $c1 $cn" | awk -v n="$NCPU" '$2 > 0 && $3 > 0 {
-			printf "  --jobs %d against --jobs 1: %.2fx the speed (wall), %.2fx the CPU time " \
-			       "(goal: >= 1.8x on 2 cores)\n", n, $1 / $2, $4 / $3 }'
-	fi
+	for tool in fold info; do
+		w1=$(median "$s" $tool 3) wn=$(median "$s" $tool-jn 3)
+		c1=$(median "$s" $tool 4) cn=$(median "$s" $tool-jn 4)
+		[ "$NCPU" -gt 1 ] && [ "$w1" != - ] && [ "$wn" != - ] || continue
+		echo "$w1 $wn $c1 $cn" | awk -v n="$NCPU" -v t="$tool" '$2 > 0 && $3 > 0 {
+			printf "  %s --jobs %d against --jobs 1: %.2fx the speed (wall), %.2fx the CPU " \
+			       "time (goal: >= 1.8x on 2 cores)\n", t, n, $1 / $2, $4 / $3 }'
+	done
 done
 echo
 echo "peak RSS (MB, median) by trace size (goal: < 64 MB, independent of the size):"
