@@ -377,7 +377,7 @@ echo "goals: nettrace-info --no-symbols (decode, counts) >= 0.6 GB/s and nettrac
 echo "--jobs 1 >= 0.3 GB/s on one core; see the CPU GB/s column (one core's throughput)."
 echo "nettrace-info without --no-symbols also builds a profile in the same read, whose"
 echo "finish resolves the samples' frames, as the profile tools do."
-echo "--jobs $NCPU decodes on a second thread (CPU time grows a little, wall time shrinks"
+echo "--jobs $NCPU decodes on a second thread (the hand-over costs CPU time; wall time shrinks"
 echo "when a second core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
