@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz-profile.c - libFuzzer target for the analysis pipeline. Every input is an untrusted
  * trace: it is opened from memory and read into a profile (time histograms and subsystems
- * on, a compat mode picked by the input's length), and the profile goes through what the
- * tools do with one: folded stacks (nettrace-fold), a call tree printed as text with its
- * "when" column, by subsystem and as a top list (nettrace-tree), the native frame of every
- * frame, and the SVG (with a timeline), speedscope, pprof and callgrind exporters
- * (nettrace-flame), all into memory sinks.
+ * on, a compat mode and --jobs 1 or 2 picked by the input's length), and the profile goes
+ * through what the tools do with one: folded stacks (nettrace-fold), a call tree printed
+ * as text with its "when" column, by subsystem and as a top list (nettrace-tree), the
+ * native frame of every frame, and the SVG (with a timeline), speedscope, pprof and
+ * callgrind exporters (nettrace-flame), all into memory sinks.
  * Native symbols: a trace's ModuleMap events name files that the resolver opens. The
  * profile's resolver gets a root under a directory that does not exist, so every module is
  * "missing" (its frames module+0xOFFSET) and no path from the input reaches the file
@@ -162,6 +162,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.when = 1;
 	o.subsystems = 1;
 	o.native = &no;
+	/* half the variants decode on a second thread (pipeline.c), whose hand-over then
+	 * meets every error and odd event the reader can give */
+	o.jobs = (variant & 16) ? 2 : 1;
 	nt_profile *p = NULL;
 	rc = nt_profile_new(&p, &o, &err);
 	check(rc, &err);
