@@ -90,7 +90,12 @@ typedef struct summary {
 	size_t capture_threads;   /* all capture threads */
 	const char *warning;      /* truncation warning or NULL (reader's life) */
 	uint64_t warning_offset;
-	nt_rate *rate;            /* sampling-rate inference over the samples */
+	nt_rate *rate;            /* sampling-rate inference over the samples, without a
+				   profile (--no-symbols, standard input) */
+	int profile_rate;         /* a profile reads the file: its estimator is the one */
+	const nt_rate_info *ri;   /* the inferred rate (set once the read is done) */
+	nt_rate_info rate_copy;   /* the profile's, which is freed before the summary is */
+	nt_gap *gaps;             /* rate_copy's gaps */
 	nt_pauses *pauses;        /* the runtime's GC pauses (pause.c) */
 	nt_pause *plist;          /* their list in time order (summary_finish) */
 	uint64_t gap_gc_ns;       /* sampling gaps covered by GC pauses */
@@ -115,6 +120,7 @@ static void summary_free(summary *s)
 	free(s->rows);
 	free(s->lost);
 	nt_rate_free(s->rate);
+	free(s->gaps);
 	nt_pauses_free(s->pauses);
 	free(s->plist);
 	nt_reader_free(s->r);
@@ -204,7 +210,7 @@ static int summary_finish(summary *s, const nt_reader *r)
 	}
 	qsort(s->lost, s->nlost, sizeof *s->lost, lostrow_cmp);
 	s->warning = nt_reader_warning(r, &s->warning_offset);
-	s->sample_threads = (size_t)nt_rate_result(s->rate)->threads;
+	s->sample_threads = (size_t)s->ri->threads;
 	return 0;
 }
 
@@ -326,8 +332,10 @@ static int summary_add(summary *s, const nt_event *ev)
 		s->samples++;
 		s->by_type[type < 3 ? type : 3]++;
 		/* file order is timestamp order within a capture thread, which is all the
-		 * estimator needs (it groups rounds per sampler thread) */
-		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+		 * estimator needs (it groups rounds per sampler thread); a profile that reads
+		 * the same events runs the same estimator on them (handle_sample()) */
+		if (!s->profile_rate)
+			nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	} else if (ev->meta && ev->meta->provider &&
 		   strcmp(ev->meta->provider, NT_PROVIDER_NTSAMPLER) == 0) {
 		sampler_event(s, ev);
@@ -367,7 +375,7 @@ static int pauses_finish(summary *s)
 	qsort(s->plist, pi->nlist, sizeof *s->plist, pause_cmp);
 	nt_pauses_info sorted = *pi;
 	sorted.list = s->plist;
-	const nt_rate_info *ri = nt_rate_result(s->rate);
+	const nt_rate_info *ri = s->ri;
 	s->gap_gc_ns = nt_pauses_overlap(&sorted, ri->gaps, ri->ngaps);
 	return 0;
 }
@@ -444,7 +452,7 @@ static void text_str(FILE *fp, const char *s)
 /* The "rate" object: the sampling interval inferred from the samples (nt_rate). */
 static void print_rate_json(const summary *s, const char *ind)
 {
-	const nt_rate_info *ri = nt_rate_result(s->rate);
+	const nt_rate_info *ri = s->ri;
 	FILE *o = stdout;
 	fprintf(o, "%s  \"rate\": {\"declared_interval_ns\": %" PRIu64, ind,
 		ri->declared_interval_ns);
@@ -688,7 +696,7 @@ static void print_text(const summary *s)
 		printf("%s%" PRIu64 " on thread %" PRIu64, i ? ", " : " (", s->lost[i].lost,
 		       s->lost[i].thread_id);
 	printf("%s\n", s->nlost ? ")" : "");
-	const nt_rate_info *ri = nt_rate_result(s->rate);
+	const nt_rate_info *ri = s->ri;
 	if (ri->rounds >= 2) {
 		printf("Sampling rate:     inferred %.3f ms (median %.3f, p10 %.3f, p90 %.3f, cv %.2f, "
 		       "%s) from %" PRIu64 " rounds; declared %.3f ms\n",
@@ -981,6 +989,7 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		nt_profile_opts po = NT_INIT(nt_profile_opts);
 		po.read_fn = summary_hook;
 		po.hook_ctx = s;
+		s->profile_rate = 1;
 		po.jobs = jobs;
 		po.progress_fn = tool_progress_update;
 		po.progress_ctx = &pg;
@@ -1004,12 +1013,29 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		return tool_error(t, file, &err);
 	}
 	s->st = *nt_reader_stats_get(s->r);
+	s->ri = nt_rate_result(s->rate);
 	if (p) {
+		/* one trace is one session; nt_profile_session() fails only without memory */
 		const nt_session_info *si = nt_profile_session(p, 0);
-		if (si) {
-			s->symbols = *si->symbols;
-			s->have_symbols = 1;
+		if (!si || nt_profile_session_count(p) != 1) {
+			nt_profile_free(p);
+			oom(t, file);
+			return EXIT_SYSTEM;
 		}
+		s->symbols = *si->symbols;
+		s->have_symbols = 1;
+		s->rate_copy = *si->rate;
+		if (s->rate_copy.ngaps) {
+			s->gaps = malloc(s->rate_copy.ngaps * sizeof *s->gaps);
+			if (!s->gaps) {
+				nt_profile_free(p);
+				oom(t, file);
+				return EXIT_SYSTEM;
+			}
+			memcpy(s->gaps, si->rate->gaps, s->rate_copy.ngaps * sizeof *s->gaps);
+		}
+		s->rate_copy.gaps = s->gaps;
+		s->ri = &s->rate_copy;
 		nt_profile_free(p);
 	}
 	if (summary_finish(s, s->r) || pauses_finish(s)) {
