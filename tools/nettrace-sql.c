@@ -70,6 +70,8 @@ static const tool_opt sql_opts[] = {
 	{"compat", required_argument, OPT_COMPAT, "MODE",
 	 "weights: none (inferred interval, default), pyroscope or traceevent"},
 	{"managed-only", no_argument, OPT_MANAGED_ONLY, NULL, "drop External (native) samples"},
+	{"jobs", required_argument, OPT_JOBS, "N",
+	 "threads of the import (1: one; default $NETTRACE_JOBS, else the CPUs)"},
 	{"verbose", no_argument, 'v', NULL, "print what was imported on standard error"},
 	TOOL_STD_OPTS,
 	{NULL, 0, 0, NULL, NULL},
@@ -627,7 +629,7 @@ static int parse_args(tool *t, sql_cfg *cfg, int argc, char **argv)
 		switch (c) {
 		case OPT_COMPAT: case OPT_THREAD: case OPT_RANGE: case OPT_CATEGORY:
 		case OPT_MANAGED_ONLY: case OPT_RULES: case OPT_SUBSYSTEMS: case OPT_SYMBOLS:
-		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES:
+		case OPT_NO_DEMANGLE: case OPT_NO_DEFAULT_RULES: case OPT_JOBS:
 		case OPT_FOCUS: case OPT_EXCLUDE: {
 			int r = profile_args_handle(t, &cfg->pa, c, optarg);
 			if (r < 0)

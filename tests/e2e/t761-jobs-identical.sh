@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # t761-jobs-identical.sh - --jobs changes how a trace is read (a decoding thread next to the
 # aggregating one), never what comes out: for every real trace of data/traces, and in
-# every compat mode, nettrace-fold, nettrace-tree, nettrace-flame (speedscope, pprof) and
-# nettrace-info (text, JSON: its read with symbols) give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
+# every compat mode, nettrace-fold, nettrace-tree, nettrace-flame (speedscope, pprof),
+# nettrace-info (text, JSON: its read with symbols) and nettrace-sql (every table of the
+# database, row by row) give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
 # two files at once, a gzip-compressed copy, NETTRACE_JOBS, and a truncated trace (its
 # warning and offset). Standard input is read on one thread whatever --jobs says.
 . "$top_srcdir/tests/e2e/lib.sh"
@@ -12,7 +13,9 @@ FOLD=$top_builddir/tools/nettrace-fold
 TREE=$top_builddir/tools/nettrace-tree
 FLAME=$top_builddir/tools/nettrace-flame
 INFO=$top_builddir/tools/nettrace-info
+SQL=$top_builddir/tools/nettrace-sql
 need_tool "$INFO"
+need_tool "$SQL"
 need_tool "$FOLD"
 need_tool "$TREE"
 need_tool "$FLAME"
@@ -52,6 +55,18 @@ flame() {
 	od -An -v -tx1 "$T/flame.out"
 }
 
+# sqldump ARGS...: nettrace-sql's import of ARGS into a new database, every table's rows
+# in rowid order, as CSV, on standard output (the import's messages on stderr)
+sqldump() {
+	rm -f "$T/dump.db"
+	"$SQL" -o "$T/dump.db" "$@" || return $?
+	for tab in $("$SQL" --raw "$T/dump.db" -e \
+		"SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"); do
+		echo "== $tab"
+		"$SQL" --csv "$T/dump.db" -e "SELECT * FROM $tab ORDER BY rowid" || return $?
+	done
+}
+
 n=0
 for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); do
 	p=$TRACES/$f
@@ -65,6 +80,7 @@ for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); d
 	identical "$f flame pprof" flame pprof "$p"
 	identical "$f info" "$INFO" "$p"
 	identical "$f info --json" "$INFO" --json "$p"
+	identical "$f sql" sqldump "$p"
 done
 [ "$n" -ge 10 ] && pass "$n real traces compared" || fail "only $n real traces found in $TRACES"
 
@@ -99,6 +115,8 @@ run "$FOLD" --jobs 0 "$SENTRY"
 is_rc 1 "--jobs 0: usage error"
 run "$FOLD" --jobs 2x "$SENTRY"
 is_rc 1 "--jobs 2x: usage error"
+run "$SQL" --jobs 0 "$SENTRY" -e "SELECT 1"
+is_rc 1 "nettrace-sql --jobs 0: usage error"
 NETTRACE_JOBS=x run "$INFO" "$SENTRY"
 is_rc 1 "nettrace-info, NETTRACE_JOBS=x: usage error"
 NETTRACE_JOBS=x run "$INFO" --no-symbols "$SENTRY"
