@@ -362,6 +362,22 @@ size_t nt_utf16z_dup(const uint8_t *p, size_t len, char **out);
  * terminator; NULL if it is unterminated, *pos is beyond the payload, or out of memory. */
 char *nt_payload_utf16z(const nt_event *ev, size_t *pos);
 
+/* nt_event_field() for a field read at every event of a record (payload.c): ref remembers,
+ * for the last record it saw, where the field is when every field before it is a scalar
+ * of fixed size (its byte offset: no walk over the fields, no name compared), and falls
+ * back to nt_event_field() otherwise. Same result as nt_event_field(ev, pointer_size,
+ * name, out) for every event. Start with a zeroed ref; one ref per name. */
+typedef struct nt_field_ref {
+	const nt_metadata *meta; /* the record the rest is for; NULL: none yet */
+	uint32_t ptrsize;        /* and the pointer size */
+	int32_t off;             /* byte offset; NT_FIELD_WALK: ask nt_event_field() */
+	uint32_t type;           /* the field's type when off >= 0 */
+} nt_field_ref;
+#define NT_FIELD_WALK (-1)
+#define NT_FIELD_NONE (-2)     /* no field of that name: 0 */
+int nt_event_field_ref(const nt_event *ev, uint32_t pointer_size, const char *name,
+		       nt_field_ref *ref, nt_value *out);
+
 /* Appends the UTF-16LE encoding of UTF-8 s plus a NUL to a growable buffer. */
 int nt_utf8_to_utf16z(const char *s, uint8_t **buf, size_t *len, size_t *cap);
 

@@ -467,6 +467,57 @@ int nt_event_field(const nt_event *ev, uint32_t pointer_size, const char *name, 
 	return 0;
 }
 
+/* Where nt_event_field() would find name in m's events: a fixed offset, NT_FIELD_WALK, or
+ * NT_FIELD_NONE. The first field of that name decides, as there. */
+static void field_ref_resolve(const nt_metadata *m, uint32_t ptrsize, const char *name,
+			      nt_field_ref *ref)
+{
+	ref->meta = m;
+	ref->ptrsize = ptrsize;
+	ref->off = NT_FIELD_NONE;
+	ref->type = 0;
+	size_t off = 0;
+	int fixed = 1; /* every field so far a scalar of fixed size */
+	for (uint32_t i = 0; i < m->nfields; i++) {
+		const nt_field *f = &m->fields[i];
+		size_t sz = is_compound(f->type) ? 0 : scalar_size(f->type, ptrsize);
+		if (f->name && strcmp(f->name, name) == 0) {
+			if (fixed && sz && off <= INT32_MAX) {
+				ref->off = (int32_t)off;
+				ref->type = f->type;
+			} else {
+				ref->off = NT_FIELD_WALK;
+			}
+			return;
+		}
+		if (!sz)
+			fixed = 0;
+		off += sz;
+	}
+}
+
+int nt_event_field_ref(const nt_event *ev, uint32_t pointer_size, const char *name,
+		       nt_field_ref *ref, nt_value *out)
+{
+	const nt_metadata *m = ev->meta;
+	if (!m)
+		return 0;
+	uint32_t ps = norm_ptrsize(pointer_size);
+	if (ref->meta != m || ref->ptrsize != ps)
+		field_ref_resolve(m, ps, name, ref);
+	if (ref->off == NT_FIELD_NONE)
+		return 0;
+	if (ref->off == NT_FIELD_WALK)
+		return nt_event_field(ev, pointer_size, name, out);
+	pctx c;
+	pctx_init(&c, ev, pointer_size);
+	/* a payload too short for the fields before: nt_event_field() fails there too */
+	if ((size_t)ref->off > c.len)
+		return 0;
+	c.pos = (size_t)ref->off;
+	return read_scalar(&c, ref->type, out) == 0;
+}
+
 /* The provider text of the records whose events are SampleProfiler samples: theirs points
  * at one of these instead of their own copy (metadata.c), [0] for the runtime's, [1] for a
  * native sampler's (NT_META_NATIVE_SAMPLE), so that a record's kind is a pointer. */

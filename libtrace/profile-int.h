@@ -115,6 +115,8 @@ typedef struct psession {
 	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
+	nt_field_ref state_ref, cpu_ref; /* a sample's State and CpuTimeNs (sample_state(),
+					    sample_clock()) */
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
 	size_t npauses;      /* its pauses so far and whether a GC suspension is open, as of
 				the last event given to it (the per-sample path reads these) */

@@ -245,11 +245,11 @@ static int rehash_groups(nt_profile *p)
 
 /* Thread state of a ThreadSample version >= 1 written by our sampler: 1 running, 2 blocked,
  * 3 disk wait, 4 stopped; 0 unknown (runtime samples, version 0). */
-static uint8_t sample_state(const psession *s, const nt_event *ev)
+static uint8_t sample_state(psession *s, const nt_event *ev)
 {
 	nt_value v;
 	if (!ev->meta || ev->meta->version < 1 ||
-	    !nt_event_field(ev, s->header.pointer_size, "State", &v) || v.u > 15)
+	    !nt_event_field_ref(ev, s->header.pointer_size, "State", &s->state_ref, &v) || v.u > 15)
 		return 0;
 	return (uint8_t)v.u;
 }
@@ -526,11 +526,11 @@ static int pyro_log(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi, ui
 
 /* The thread's CPU clock at a ThreadSample of version >= 1 (our sampler): 1 and *cpu, or 0
  * (runtime samples have none). */
-static int sample_clock(const psession *s, const nt_event *ev, uint64_t *cpu)
+static int sample_clock(psession *s, const nt_event *ev, uint64_t *cpu)
 {
 	nt_value v;
 	if (!ev->meta || ev->meta->version < 1 ||
-	    !nt_event_field(ev, s->header.pointer_size, "CpuTimeNs", &v))
+	    !nt_event_field_ref(ev, s->header.pointer_size, "CpuTimeNs", &s->cpu_ref, &v))
 		return 0;
 	*cpu = v.u;
 	return 1;
