@@ -63,6 +63,9 @@
  * `threads` stops growing. */
 #define RT_MAX_THREADS 65536u
 #define RT_MAX_CAPTURES 65536u
+/* rt->cur_ix with rt->cur = &rt->nocap: no thread's cap (an index below RT_MAX_CAPTURES,
+ * or UINT32_MAX for the dummy), so rt_add_steady() takes no sample then */
+#define RT_NOCAP_IX (UINT32_MAX - 1)
 
 /* The round-splitting scales are exponentially weighted means of log(delta), weight 1/32
  * (they settle within ~100 rounds), each update clipped to +-ln 4 around the current value
@@ -190,6 +193,8 @@ struct nt_rate {
 	rt_thread *threads;     /* tslots + 1; threads[-1] is a dummy that never matches */
 	rt_lnent *lns;          /* RT_LN_EXPS x 2^RT_LN_BITS intervals of deltas (rt_log) */
 	uint16_t *bkt;          /* RT_BKT_N buckets' bins + 1 (rt_count) */
+	uint64_t miss_ticks;    /* rt_count_miss()'s last count and its bin + 1 (0: none) */
+	size_t miss_bin;
 	uint64_t *thist;        /* RT_NBINS: per-thread consecutive-sample deltas (median only) */
 	uint64_t tcount;
 	uint64_t tmin, tmax;    /* ticks (UINT64_MAX and 0 before the first) */
@@ -370,10 +375,20 @@ static inline uint64_t rt_bkt_index(uint64_t ticks)
  * per-sample path stays a leaf (this is its tail call). */
 static __attribute__((noinline)) void rt_count_miss(nt_rate *rt, uint64_t *h, uint64_t ticks)
 {
+	/* the count of the last miss again: a sampler on a fixed schedule whose timestamps
+	 * are the schedule's gives the same delta every round, and 1 ms is a bin edge (the
+	 * bucket of a count on an edge is RT_BKT_EDGE, its bin a log10() in rt_bin()) */
+	if (ticks == rt->miss_ticks && rt->miss_bin) {
+		h[rt->miss_bin - 1]++;
+		return;
+	}
 	uint64_t i = rt_bkt_index(ticks);
 	if (i < RT_BKT_N && !rt->bkt[i])
 		rt->bkt[i] = rt_bkt_entry(rt, i);
-	h[rt_bin_fast(rt, rt_ns_u(rt, ticks))]++;
+	size_t b = rt_bin_fast(rt, rt_ns_u(rt, ticks));
+	rt->miss_ticks = ticks;
+	rt->miss_bin = b + 1;
+	h[b]++;
 }
 
 /* Counts a delta of ticks in histogram h: h[rt_bin_fast(rt_ns_u(ticks))]++. */
@@ -718,9 +733,9 @@ static __attribute__((noinline)) void rt_steady_round(nt_rate *rt, rt_capture *c
 /* nt_rate_add() of the steady state, nearly every sample: the previous sample's capture
  * thread again (rt->cur: a round open, both scales known, no timestamps going backwards),
  * the thread it sampled after the previous sample's thread last time (rt->guess) with
- * this capture thread, a later timestamp and not a duplicate. Returns 0, having changed
- * nothing, when the sample is not such a one. The steps are rt_add()'s with the tests
- * these conditions settle left out. rt->cur is rt->nocap (last_ts UINT64_MAX) and
+ * this capture thread, a timestamp not before the previous one and not a duplicate.
+ * Returns 0, having changed nothing, when the sample is not such a one. The steps are
+ * rt_add()'s with the tests these conditions settle left out. rt->cur is rt->nocap (cur_ix RT_NOCAP_IX) and
  * rt->guess 0 (the dummy thread before threads[0], cap UINT32_MAX) when there is no
  * candidate, so the tests that reject a sample reject those too; the path has no call
  * but tail calls, so that it needs no saved registers. */
@@ -731,13 +746,17 @@ rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capt
 	uint32_t g = rt->guess;
 	rt_thread *t = &rt->threads[(long)g - 1];
 	if (rt->cur_id != capture_thread_id || t->id != thread_id || t->cap != rt->cur_ix ||
-	    timestamp <= c->last_ts || t->last_ts == timestamp)
+	    timestamp < c->last_ts || t->last_ts == timestamp)
 		return 0;
 	rt->samples++;
 	rt->last_thread = g;
 	rt->guess = t->next;
-	double x = rt_log(rt, timestamp - c->last_ts);
-	if (t->round_serial == c->round_serial || x > c->log_thr) {
+	/* a sampler that stamps a round's samples with the round's time (libnettrace-
+	 * sampler does) gives equal timestamps: as in rt_add(), 1 tick (x = 0) that starts
+	 * no round by rule (b) */
+	uint64_t d = timestamp - c->last_ts;
+	double x = d ? rt_log(rt, d) : 0;
+	if (t->round_serial == c->round_serial || (d && x > c->log_thr)) {
 		rt_steady_round(rt, c, t, timestamp, x);
 		return 1;
 	}
@@ -752,6 +771,7 @@ static void rt_steady_refresh(nt_rate *rt)
 {
 	rt->guess = rt->last_thread ? rt->threads[rt->last_thread - 1].next : 0;
 	rt->cur = &rt->nocap;
+	rt->cur_ix = RT_NOCAP_IX;
 	if (rt->last_cap < 0)
 		return;
 	rt_capture *c = &rt->caps[rt->last_cap];
@@ -1040,6 +1060,7 @@ int nt_rate_new(nt_rate **out, uint64_t declared_ns, uint64_t freq, uint64_t syn
 	rt->last_cap = -1;
 	rt->nocap.last_ts = UINT64_MAX;
 	rt->cur = &rt->nocap;
+	rt->cur_ix = RT_NOCAP_IX;
 	rt->cthreads = 16;
 	rt->tslots = calloc(rt->cthreads, sizeof *rt->tslots);
 	if (rt->tslots) {
