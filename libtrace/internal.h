@@ -371,7 +371,7 @@ typedef struct nt_field_ref {
 	const nt_metadata *meta; /* the record the rest is for; NULL: none yet */
 	uint32_t ptrsize;        /* and the pointer size */
 	int32_t off;             /* byte offset; NT_FIELD_WALK: ask nt_event_field() */
-	uint32_t type;           /* the field's type when off >= 0 */
+	uint32_t type, size;     /* the field's type and size when off >= 0 */
 } nt_field_ref;
 #define NT_FIELD_WALK (-1)
 #define NT_FIELD_NONE (-2)     /* no field of that name: 0 */

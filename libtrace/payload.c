@@ -177,9 +177,55 @@ static int need(pctx *c, size_t n, const char *what)
 	return 0;
 }
 
-/* Decodes the scalar of `type` at c->pos into *v and moves past it: the one place that
- * knows how each field type is encoded (the JSON renderer and nt_event_field both read
- * values through it). Strings are not converted: v->raw/raw_len give their bytes (UTF-16LE
+/* The value of the fixed-size scalar of `type` (scalar_size() sz > 0) whose bytes are at
+ * p, into *v (already zeroed, its type set): read_scalar()'s, and nt_event_field_ref()'s
+ * at a known offset. */
+static inline void read_fixed(const uint8_t *p, uint32_t type, uint32_t ptrsize, size_t sz,
+			      nt_value *v)
+{
+	v->raw = p;
+	v->raw_len = sz;
+	switch (type) {
+	case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
+		v->u = p[0];
+		v->i = (int64_t)v->u;
+		break;
+	case NT_TYPE_I8: v->i = (int8_t)p[0]; v->u = (uint64_t)v->i; break;
+	case NT_TYPE_CHAR: case NT_TYPE_U16: v->u = nt_le16(p); v->i = (int64_t)v->u; break;
+	case NT_TYPE_I16: v->i = (int16_t)nt_le16(p); v->u = (uint64_t)v->i; break;
+	case NT_TYPE_BOOL32: case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
+		v->u = nt_le32(p);
+		v->i = (int64_t)v->u;
+		break;
+	case NT_TYPE_I32: v->i = (int32_t)nt_le32(p); v->u = (uint64_t)v->i; break;
+	case NT_TYPE_I64: case NT_TYPE_DATETIME:
+		v->i = (int64_t)nt_le64(p);
+		v->u = (uint64_t)v->i;
+		break;
+	case NT_TYPE_U64: v->u = nt_le64(p); v->i = (int64_t)v->u; break;
+	case NT_TYPE_POINTER:
+		v->u = ptrsize == 8 ? nt_le64(p) : nt_le32(p);
+		v->i = (int64_t)v->u;
+		break;
+	case NT_TYPE_F32: {
+		uint32_t u = nt_le32(p);
+		float fl;
+		memcpy(&fl, &u, 4);
+		v->d = fl;
+		break;
+	}
+	case NT_TYPE_F64: {
+		uint64_t u = nt_le64(p);
+		memcpy(&v->d, &u, 8);
+		break;
+	}
+	default: break; /* DECIMAL, GUID: raw bytes only */
+	}
+}
+
+/* Decodes the scalar of `type` at c->pos into *v and moves past it: with read_fixed(),
+ * its fixed-size half, the one place that knows how each field type is encoded (the JSON
+ * renderer and nt_event_field both read values through it). Strings are not converted: v->raw/raw_len give their bytes (UTF-16LE
  * with the terminator for STRING, the UTF-8 bytes for UTF8_STRING16). */
 static int read_scalar(pctx *c, uint32_t type, nt_value *v)
 {
@@ -241,46 +287,8 @@ static int read_scalar(pctx *c, uint32_t type, nt_value *v)
 	}
 	if (need(c, sz, "payload shorter than its fields"))
 		return -1;
-	const uint8_t *p = c->p + c->pos;
-	v->raw = p;
-	v->raw_len = sz;
+	read_fixed(c->p + c->pos, type, c->ptrsize, sz, v);
 	c->pos += sz;
-	switch (type) {
-	case NT_TYPE_BOOL8: case NT_TYPE_U8: case NT_TYPE_UTF8CHAR:
-		v->u = p[0];
-		v->i = (int64_t)v->u;
-		break;
-	case NT_TYPE_I8: v->i = (int8_t)p[0]; v->u = (uint64_t)v->i; break;
-	case NT_TYPE_CHAR: case NT_TYPE_U16: v->u = nt_le16(p); v->i = (int64_t)v->u; break;
-	case NT_TYPE_I16: v->i = (int16_t)nt_le16(p); v->u = (uint64_t)v->i; break;
-	case NT_TYPE_BOOL32: case NT_TYPE_U32: case NT_TYPE_RELLOC: case NT_TYPE_DATALOC:
-		v->u = nt_le32(p);
-		v->i = (int64_t)v->u;
-		break;
-	case NT_TYPE_I32: v->i = (int32_t)nt_le32(p); v->u = (uint64_t)v->i; break;
-	case NT_TYPE_I64: case NT_TYPE_DATETIME:
-		v->i = (int64_t)nt_le64(p);
-		v->u = (uint64_t)v->i;
-		break;
-	case NT_TYPE_U64: v->u = nt_le64(p); v->i = (int64_t)v->u; break;
-	case NT_TYPE_POINTER:
-		v->u = c->ptrsize == 8 ? nt_le64(p) : nt_le32(p);
-		v->i = (int64_t)v->u;
-		break;
-	case NT_TYPE_F32: {
-		uint32_t u = nt_le32(p);
-		float fl;
-		memcpy(&fl, &u, 4);
-		v->d = fl;
-		break;
-	}
-	case NT_TYPE_F64: {
-		uint64_t u = nt_le64(p);
-		memcpy(&v->d, &u, 8);
-		break;
-	}
-	default: break; /* DECIMAL, GUID: raw bytes only */
-	}
 	return 0;
 }
 
@@ -476,6 +484,7 @@ static void field_ref_resolve(const nt_metadata *m, uint32_t ptrsize, const char
 	ref->ptrsize = ptrsize;
 	ref->off = NT_FIELD_NONE;
 	ref->type = 0;
+	ref->size = 0;
 	size_t off = 0;
 	int fixed = 1; /* every field so far a scalar of fixed size */
 	for (uint32_t i = 0; i < m->nfields; i++) {
@@ -485,6 +494,7 @@ static void field_ref_resolve(const nt_metadata *m, uint32_t ptrsize, const char
 			if (fixed && sz && off <= INT32_MAX) {
 				ref->off = (int32_t)off;
 				ref->type = f->type;
+				ref->size = (uint32_t)sz;
 			} else {
 				ref->off = NT_FIELD_WALK;
 			}
@@ -509,13 +519,15 @@ int nt_event_field_ref(const nt_event *ev, uint32_t pointer_size, const char *na
 		return 0;
 	if (ref->off == NT_FIELD_WALK)
 		return nt_event_field(ev, pointer_size, name, out);
-	pctx c;
-	pctx_init(&c, ev, pointer_size);
-	/* a payload too short for the fields before: nt_event_field() fails there too */
-	if ((size_t)ref->off > c.len)
+	/* a payload too short for the field or those before: nt_event_field() fails there
+	 * too (pctx_init(): no payload is an empty one) */
+	size_t len = ev->payload ? ev->payload_len : 0;
+	if (len < (size_t)ref->off || len - (size_t)ref->off < ref->size)
 		return 0;
-	c.pos = (size_t)ref->off;
-	return read_scalar(&c, ref->type, out) == 0;
+	memset(out, 0, sizeof *out);
+	out->type = ref->type;
+	read_fixed(ev->payload + ref->off, ref->type, ps, ref->size, out);
+	return 1;
 }
 
 /* The provider text of the records whose events are SampleProfiler samples: theirs points
