@@ -3,8 +3,9 @@
  * input.c): the smallest real V4 file, compressed headers (sequence wrap, negative
  * timestamp deltas, every optional field), uncompressed headers, V5 metadata tags, ordering
  * across capture threads, lost events, stacks and sequence points, 4-byte pointers, a V6
- * stream, truncation at every byte, reading from a pipe, and regressions for the bugs the
- * fuzzer and the corrupt corpus found. Inputs are built byte by byte with tests/ntbuild.h. */
+ * stream, truncation at every byte, reading from a pipe, nt_event_field_ref() against
+ * nt_event_field(), and regressions for the bugs the fuzzer and the corrupt corpus
+ * found. Inputs are built byte by byte with tests/ntbuild.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h" /* nt_event_field_ref */
 #include "nettrace.h"
 #include "ntbuild.h"
 #include "tap.h"
@@ -1944,8 +1946,83 @@ static void test_reader_regressions(void)
 	}
 }
 
+
+/* nt_event_field_ref() gives what nt_event_field() gives (its oracle: the field walk), for
+ * every field name of every event of the bundled traces, and for every cut of the payloads
+ * of the first events of each record (fields past the cut absent, as there), with refs
+ * that are reused across records (each resolves again when the record changes). */
+static int same_value(const nt_value *a, const nt_value *b, const nt_event *e)
+{
+	return a->type == b->type && a->u == b->u && a->i == b->i &&
+	       memcmp(&a->d, &b->d, sizeof a->d) == 0 && a->raw_len == b->raw_len &&
+	       (a->raw - e->payload) == (b->raw - e->payload);
+}
+
+static void test_reader_field_ref(void)
+{
+	static const char *const traces[] = {
+		"traces/sentry-dotnet/sample.nettrace",
+		"traces/dotnet10/dotnet-trace-exceptions.nettrace",
+		"traces/dotnet10/collect-linux-cpu.nettrace",
+		"traces/perfview/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace",
+		"traces/perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace",
+		CHECKPOINTS_TRACE,
+	};
+	uint64_t calls = 0, diffs = 0, fixed = 0, cuts = 0;
+	for (size_t t = 0; t < sizeof traces / sizeof traces[0]; t++) {
+		nt_reader *r = NULL;
+		nt_error err;
+		if (nt_reader_open_file(&r, tu_data(traces[t]), NULL, &err)) {
+			ok(0, "field refs: cannot open %s: %s", traces[t], err.msg);
+			continue;
+		}
+		nt_field_ref refs[32];
+		memset(refs, 0, sizeof refs);
+		const nt_metadata *cut_done[64] = {0};
+		size_t ncut = 0;
+		const nt_event *e;
+		while (nt_reader_next(r, &e, &err) == 1) {
+			const nt_metadata *m = e->meta;
+			if (!m)
+				continue;
+			int cut = 1; /* the first event of each record: every cut too */
+			for (size_t k = 0; k < ncut; k++)
+				cut &= cut_done[k] != m;
+			if (cut && ncut < 64)
+				cut_done[ncut++] = m;
+			else
+				cut = 0;
+			for (uint32_t i = 0; i < m->nfields && i < 32; i++) {
+				const char *name = m->fields[i].name;
+				if (!name)
+					continue;
+				nt_event c = *e;
+				for (uint32_t len = cut ? 0 : e->payload_len; len <= e->payload_len; len++) {
+					c.payload_len = len;
+					nt_value a, b;
+					memset(&a, 0, sizeof a);
+					memset(&b, 0, sizeof b);
+					int ra = nt_event_field(&c, 8, name, &a);
+					int rb = nt_event_field_ref(&c, 8, name, &refs[i], &b);
+					calls++;
+					cuts += len < e->payload_len;
+					fixed += refs[i].off >= 0;
+					if (ra != rb || (ra == 1 && !same_value(&a, &b, &c)))
+						diffs++;
+				}
+			}
+		}
+		nt_reader_free(r);
+	}
+	ok(calls > 100000 && fixed > 1000 && cuts > 1000,
+	   "field refs: %llu lookups (%llu at a remembered offset, %llu on a cut payload)",
+	   (unsigned long long)calls, (unsigned long long)fixed, (unsigned long long)cuts);
+	is_u64(diffs, 0, "field refs: the same result and value as nt_event_field()");
+}
+
 int main(void)
 {
+	test_reader_field_ref();
 	test_reader_smallest_v4_file();
 	test_reader_compressed_seq_wrap();
 	test_reader_compressed_all_fields();
