@@ -4,8 +4,9 @@
  * timestamp deltas, every optional field), uncompressed headers, V5 metadata tags, ordering
  * across capture threads, lost events, stacks and sequence points, 4-byte pointers, a V6
  * stream, truncation at every byte, reading from a pipe, nt_event_field_ref() against
- * nt_event_field(), and regressions for the bugs the fuzzer and the corrupt corpus
- * found. Inputs are built byte by byte with tests/ntbuild.h. */
+ * nt_event_field(), nt_utf16z_dup() against a plain converter, and regressions for the
+ * bugs the fuzzer and the corrupt corpus found. Inputs are built byte by byte with
+ * tests/ntbuild.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -2020,8 +2021,93 @@ static void test_reader_field_ref(void)
 	is_u64(diffs, 0, "field refs: the same result and value as nt_event_field()");
 }
 
+/* nt_utf16z_dup() (its four-units-at-a-time paths) against a plain converter written here
+ * from the definitions: UTF-16LE units to code points (a high surrogate followed by a low
+ * one is a pair; any other surrogate is U+FFFD), code points to UTF-8. Random strings over
+ * units that sit on every edge (ASCII, 0x80, 0x7FF/0x800, units whose low byte is ASCII,
+ * both surrogate halves), at every alignment, terminated or not. */
+static size_t ref_utf8(uint32_t cp, char *o)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | (cp >> 6));
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | (cp >> 12));
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | (cp >> 18));
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+static void test_reader_utf16_dup(void)
+{
+	static const uint16_t alphabet[] = {'a', 'Z', ' ', 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x100,
+					    0x4100, 0x2041, 0xFFFF, 0xD83D, 0xDE00, 0xDBFF, 0xDC00};
+	uint64_t seed = 0x9E3779B97F4A7C15ull;
+	size_t cases = 0, bad = 0;
+	for (int round = 0; round < 4000; round++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		size_t nunits = (size_t)(seed >> 59) + (size_t)(round % 3) * 9; /* 0..49 */
+		size_t align = (size_t)(seed >> 20) & 7;
+		int terminated = (seed >> 30) % 5 != 0;
+		uint16_t units[64];
+		for (size_t i = 0; i < nunits; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* mostly ASCII, as names are */
+			units[i] = (seed >> 61) ? alphabet[(seed >> 40) % 3]
+						: alphabet[(seed >> 40) % (sizeof alphabet / 2)];
+		}
+		uint8_t buf[8 + 2 * 64 + 2];
+		uint8_t *p = buf + align;
+		for (size_t i = 0; i < nunits; i++) {
+			p[2 * i] = (uint8_t)units[i];
+			p[2 * i + 1] = (uint8_t)(units[i] >> 8);
+		}
+		size_t len = 2 * nunits;
+		if (terminated) {
+			p[len] = p[len + 1] = 0;
+			len += 2;
+		}
+		char want[4 * 64 + 1];
+		size_t w = 0;
+		for (size_t i = 0; i < nunits; i++) {
+			uint32_t u = units[i], cp = u;
+			if (u >= 0xD800 && u <= 0xDBFF && i + 1 < nunits && units[i + 1] >= 0xDC00 &&
+			    units[i + 1] <= 0xDFFF) {
+				cp = 0x10000 + ((u - 0xD800) << 10) + (units[i + 1] - 0xDC00);
+				i++;
+			} else if (u >= 0xD800 && u <= 0xDFFF) {
+				cp = 0xFFFD;
+			}
+			w += ref_utf8(cp, want + w);
+		}
+		want[w] = '\0';
+		char *got = NULL;
+		size_t used = nt_utf16z_dup(p, len, &got);
+		cases++;
+		if (terminated ? used != len || !got || strcmp(got, want) != 0
+			       : used != 0 || got != NULL)
+			bad++;
+		free(got);
+	}
+	is_u64(bad, 0, "UTF-16: nt_utf16z_dup() = the plain converter on %zu random strings",
+	       cases);
+}
+
 int main(void)
 {
+	test_reader_utf16_dup();
 	test_reader_field_ref();
 	test_reader_smallest_v4_file();
 	test_reader_compressed_seq_wrap();
