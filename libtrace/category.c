@@ -113,12 +113,6 @@ typedef struct cat_table {
 	uint32_t stride; /* probe every stride bytes (L - 3); 0 for the bang table */
 } cat_table;
 
-/* Used while choosing keys: a candidate window of a rule. */
-typedef struct cat_key {
-	uint64_t gram; /* its bytes as loaded by cat_load() */
-	uint32_t rule; /* index in nt_rules.rules (a count, in key_pick.uniq) */
-} cat_key;
-
 enum { CAT_T8, CAT_TBANG, CAT_T5, CAT_T4, CAT_NTABLES };
 
 struct nt_rules {
@@ -387,14 +381,6 @@ void nt_rules_memo_free(nt_rules_memo *memo)
 
 static const uint32_t cat_kind_len[CAT_NTABLES] = { 8, 4, 5, 4 };
 
-static int key_cmp_gram(const void *a, const void *b)
-{
-	const cat_key *x = a, *y = b;
-	if (x->gram != y->gram)
-		return x->gram < y->gram ? -1 : 1;
-	return x->rule < y->rule ? -1 : x->rule > y->rule;
-}
-
 static int ent_cmp_hash(const void *a, const void *b)
 {
 	const cat_entry *x = a, *y = b;
@@ -427,9 +413,17 @@ static void rule_grams(const nt_rules *R, const cat_rule *r, int kind,
 	}
 }
 
+/* The distinct windows of one kind over all rules: each gram's index in the map, and
+ * there how many rules contain it (a window twice in one rule counts once: last). */
+typedef struct gram_count {
+	nt_idmap map;   /* gram -> index into n, last */
+	uint32_t *n;    /* rules containing the gram */
+	uint32_t *last; /* the last rule counted for it */
+	size_t len, cap;
+} gram_count;
+
 typedef struct key_collect {
-	cat_key *v;
-	size_t n, cap;
+	gram_count *gc;
 	uint32_t rule;
 	int oom;
 } key_collect;
@@ -438,19 +432,38 @@ static int collect_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 {
 	(void)bytes;
 	key_collect *kc = ctx;
-	if (nt_grow((void **)&kc->v, &kc->cap, kc->n + 1, sizeof *kc->v)) {
+	gram_count *gc = kc->gc;
+	size_t ix;
+	if (nt_idmap_get(&gc->map, gram, &ix)) {
+		if (gc->last[ix] != kc->rule) {
+			gc->last[ix] = kc->rule;
+			gc->n[ix]++;
+		}
+		return 0;
+	}
+	size_t cap = gc->cap;
+	if (nt_grow((void **)&gc->n, &cap, gc->len + 1, sizeof *gc->n) ||
+	    nt_grow((void **)&gc->last, &gc->cap, gc->len + 1, sizeof *gc->last) ||
+	    nt_idmap_put(&gc->map, gram, gc->len)) {
 		kc->oom = 1;
 		return 1;
 	}
-	kc->v[kc->n].gram = gram;
-	kc->v[kc->n].rule = kc->rule;
-	kc->n++;
+	gc->n[gc->len] = 1;
+	gc->last[gc->len] = kc->rule;
+	gc->len++;
 	return 0;
 }
 
+static void gram_count_free(gram_count *gc)
+{
+	nt_idmap_free(&gc->map);
+	free(gc->n);
+	free(gc->last);
+	memset(gc, 0, sizeof *gc);
+}
+
 typedef struct key_pick {
-	const cat_key *uniq; /* distinct grams, sorted, with .rule = number of rules */
-	size_t nuniq;
+	const gram_count *gc;
 	size_t width;
 	int found;
 	uint8_t bytes[8]; /* the best window so far */
@@ -461,10 +474,10 @@ typedef struct key_pick {
 static int pick_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 {
 	key_pick *kp = ctx;
-	size_t lo; /* binary search by gram */
-	NT_PARTITION(lo, kp->nuniq, mid, kp->uniq[mid].gram < gram);
-	NT_ASSERT(lo < kp->nuniq && kp->uniq[lo].gram == gram);
-	uint32_t df = kp->uniq[lo].rule, lower = 0;
+	size_t ix;
+	int known = nt_idmap_get(&kp->gc->map, gram, &ix);
+	NT_ASSERT(known);
+	uint32_t df = known ? kp->gc->n[ix] : 0, lower = 0;
 	for (size_t i = 0; i < kp->width; i++)
 		lower += bytes[i] >= 'a' && bytes[i] <= 'z';
 	/* "<=" on the last criterion: later windows win ties */
@@ -477,38 +490,18 @@ static int pick_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 	return 0;
 }
 
-/* Counts, for every distinct window of the given kind, how many rules contain it: fills
- * *uniq (malloc'd, sorted by gram, .rule = count). Returns 0 or NT_ENOMEM. */
-static int count_grams(const nt_rules *R, int kind, cat_key **uniq, size_t *nuniq)
+/* Counts, for every distinct window of the given kind, how many rules contain it (a hash
+ * map: sorting every window of every rule was 9 M instructions, most of the built-in
+ * rules' set-up, which every profile tool pays at start). Returns 0 or NT_ENOMEM. */
+static int count_grams(const nt_rules *R, int kind, gram_count *gc)
 {
-	key_collect kc = { 0 };
-	*uniq = NULL;
-	*nuniq = 0;
+	key_collect kc = { gc, 0, 0 };
 	for (size_t i = 0; i < R->nrules; i++) {
 		kc.rule = (uint32_t)i;
 		rule_grams(R, &R->rules[i], kind, collect_gram, &kc);
-		if (kc.oom) {
-			free(kc.v);
+		if (kc.oom)
 			return NT_ENOMEM;
-		}
 	}
-	if (kc.n == 0)
-		return 0;
-	qsort(kc.v, kc.n, sizeof *kc.v, key_cmp_gram);
-	size_t m = 0; /* compact in place: entry m-1 is the current gram */
-	for (size_t i = 0; i < kc.n; i++) {
-		if (i && kc.v[i].gram == kc.v[i - 1].gram && kc.v[i].rule == kc.v[i - 1].rule)
-			continue; /* the same window twice in one rule */
-		if (i && kc.v[i].gram == kc.v[i - 1].gram) {
-			kc.v[m - 1].rule++;
-		} else {
-			kc.v[m].gram = kc.v[i].gram;
-			kc.v[m].rule = 1;
-			m++;
-		}
-	}
-	*uniq = kc.v;
-	*nuniq = m;
 	return 0;
 }
 
@@ -533,14 +526,14 @@ static int table_add(nt_rules *R, int kind, uint32_t ri, const uint8_t *bytes)
 
 static int build_prefilter(nt_rules *R)
 {
-	cat_key *uniq[CAT_NTABLES] = { NULL };
-	size_t nuniq[CAT_NTABLES] = { 0 };
+	gram_count gc[CAT_NTABLES];
+	memset(gc, 0, sizeof gc);
 	int rc = NT_ENOMEM;
 
 	for (int k = 0; k < CAT_NTABLES; k++) {
 		R->tab[k].len = cat_kind_len[k];
 		R->tab[k].stride = k == CAT_TBANG ? 0 : cat_kind_len[k] - 3;
-		if (count_grams(R, k, &uniq[k], &nuniq[k]))
+		if (count_grams(R, k, &gc[k]))
 			goto out;
 	}
 	R->always = malloc((R->nrules ? R->nrules : 1) * sizeof *R->always);
@@ -551,8 +544,7 @@ static int build_prefilter(nt_rules *R)
 		key_pick kp;
 		for (k = 0; k < CAT_NTABLES; k++) {
 			memset(&kp, 0, sizeof kp);
-			kp.uniq = uniq[k];
-			kp.nuniq = nuniq[k];
+			kp.gc = &gc[k];
 			kp.width = cat_kind_len[k];
 			rule_grams(R, &R->rules[i], k, pick_gram, &kp);
 			if (kp.found)
@@ -569,7 +561,7 @@ static int build_prefilter(nt_rules *R)
 	rc = 0;
 out:
 	for (int k = 0; k < CAT_NTABLES; k++)
-		free(uniq[k]);
+		gram_count_free(&gc[k]);
 	return rc;
 }
 
