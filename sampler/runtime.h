@@ -109,6 +109,8 @@ typedef struct nts_runtime {
 	int env_status_fd;
 	int env_control_fd;
 	_Atomic int env_signal;
+	_Atomic int env_signal_caught; /* env_signal's, never cleared: the exit path re-raises
+					  it (env_at_exit) */
 	/* samplepoint mode: the threads' checks watch the control pipe (at most every
 	 * SP_POLL_NS) and the signal flag; a timer per signal (SIGINT, SIGTERM) ends the
 	 * program if no check comes to finalize the file */
