@@ -90,9 +90,8 @@ typedef struct summary {
 	size_t capture_threads;   /* all capture threads */
 	const char *warning;      /* truncation warning or NULL (reader's life) */
 	uint64_t warning_offset;
-	nt_rate *rate;            /* sampling-rate inference over the samples, without a
-				   profile (--no-symbols, standard input) */
-	int profile_rate;         /* a profile reads the file: its estimator is the one */
+	nt_rate *rate;            /* sampling-rate inference over the samples when no profile
+				   reads them (--no-symbols); NULL: the profile's is the one */
 	const nt_rate_info *ri;   /* the inferred rate (set once the read is done) */
 	nt_rate_info rate_copy;   /* the profile's, which is freed before the summary is */
 	nt_gap *gaps;             /* rate_copy's gaps */
@@ -334,7 +333,7 @@ static int summary_add(summary *s, const nt_event *ev)
 		/* file order is timestamp order within a capture thread, which is all the
 		 * estimator needs (it groups rounds per sampler thread); a profile that reads
 		 * the same events runs the same estimator on them (handle_sample()) */
-		if (!s->profile_rate)
+		if (s->rate)
 			nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	} else if (ev->meta && ev->meta->provider &&
 		   strcmp(ev->meta->provider, NT_PROVIDER_NTSAMPLER) == 0) {
@@ -978,8 +977,8 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 	const nt_event *ev;
 	nt_error err;
 	nt_error_clear(&err);
-	if (nt_rate_new(&s->rate, s->hdr.expected_sampling_ns, s->hdr.qpc_frequency,
-			s->hdr.sync_qpc, &err) ||
+	if ((!symbols && nt_rate_new(&s->rate, s->hdr.expected_sampling_ns,
+				     s->hdr.qpc_frequency, s->hdr.sync_qpc, &err)) ||
 	    nt_pauses_new(&s->pauses, &err))
 		return tool_error(t, file, &err);
 	tool_progress pg;
@@ -989,7 +988,6 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		nt_profile_opts po = NT_INIT(nt_profile_opts);
 		po.read_fn = summary_hook;
 		po.hook_ctx = s;
-		s->profile_rate = 1;
 		po.jobs = jobs;
 		po.progress_fn = tool_progress_update;
 		po.progress_ctx = &pg;
@@ -1013,7 +1011,8 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		return tool_error(t, file, &err);
 	}
 	s->st = *nt_reader_stats_get(s->r);
-	s->ri = nt_rate_result(s->rate);
+	if (s->rate)
+		s->ri = nt_rate_result(s->rate);
 	if (p) {
 		/* one trace is one session; nt_profile_session() fails only without memory */
 		const nt_session_info *si = nt_profile_session(p, 0);
