@@ -23,6 +23,20 @@ static inline uint64_t nt_le64(const uint8_t *p)
 {
 	return (uint64_t)nt_le32(p) | ((uint64_t)nt_le32(p + 4) << 32);
 }
+/* Copies n <= 8 bytes (a small payload: a ThreadSample's is 4) without a memcpy call:
+ * 4 to 8 bytes as two 4-byte words that may overlap, fewer one by one. The count is a
+ * parameter, not reloaded: each byte stored through a char pointer could change it. */
+static inline void nt_copy_small(uint8_t *dst, const uint8_t *src, uint32_t n)
+{
+	if (n >= 4) {
+		memcpy(dst, src, 4);
+		memcpy(dst + n - 4, src + n - 4, 4);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	}
+}
+
 static inline void nt_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;

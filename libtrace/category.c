@@ -415,10 +415,14 @@ static void rule_grams(const nt_rules *R, const cat_rule *r, int kind,
 
 /* The distinct windows of one kind over all rules: each gram's index in the map, and
  * there how many rules contain it (a window twice in one rule counts once: last). */
+typedef struct gram_seen {
+	uint32_t n;    /* rules containing the gram */
+	uint32_t last; /* the last rule counted for it */
+} gram_seen;
+
 typedef struct gram_count {
-	nt_idmap map;   /* gram -> index into n, last */
-	uint32_t *n;    /* rules containing the gram */
-	uint32_t *last; /* the last rule counted for it */
+	nt_idmap map;  /* gram -> index into v */
+	gram_seen *v;
 	size_t len, cap;
 } gram_count;
 
@@ -435,30 +439,25 @@ static int collect_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 	gram_count *gc = kc->gc;
 	size_t ix;
 	if (nt_idmap_get(&gc->map, gram, &ix)) {
-		if (gc->last[ix] != kc->rule) {
-			gc->last[ix] = kc->rule;
-			gc->n[ix]++;
+		if (gc->v[ix].last != kc->rule) {
+			gc->v[ix].last = kc->rule;
+			gc->v[ix].n++;
 		}
 		return 0;
 	}
-	size_t cap = gc->cap;
-	if (nt_grow((void **)&gc->n, &cap, gc->len + 1, sizeof *gc->n) ||
-	    nt_grow((void **)&gc->last, &gc->cap, gc->len + 1, sizeof *gc->last) ||
+	if (nt_grow((void **)&gc->v, &gc->cap, gc->len + 1, sizeof *gc->v) ||
 	    nt_idmap_put(&gc->map, gram, gc->len)) {
 		kc->oom = 1;
 		return 1;
 	}
-	gc->n[gc->len] = 1;
-	gc->last[gc->len] = kc->rule;
-	gc->len++;
+	gc->v[gc->len++] = (gram_seen){1, kc->rule};
 	return 0;
 }
 
 static void gram_count_free(gram_count *gc)
 {
 	nt_idmap_free(&gc->map);
-	free(gc->n);
-	free(gc->last);
+	free(gc->v);
 	memset(gc, 0, sizeof *gc);
 }
 
@@ -477,7 +476,7 @@ static int pick_gram(void *ctx, uint64_t gram, const uint8_t *bytes)
 	size_t ix;
 	int known = nt_idmap_get(&kp->gc->map, gram, &ix);
 	NT_ASSERT(known);
-	uint32_t df = known ? kp->gc->n[ix] : 0, lower = 0;
+	uint32_t df = known ? kp->gc->v[ix].n : 0, lower = 0;
 	for (size_t i = 0; i < kp->width; i++)
 		lower += bytes[i] >= 'a' && bytes[i] <= 'z';
 	/* "<=" on the last criterion: later windows win ties */

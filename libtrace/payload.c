@@ -225,8 +225,9 @@ static inline void read_fixed(const uint8_t *p, uint32_t type, uint32_t ptrsize,
 
 /* Decodes the scalar of `type` at c->pos into *v and moves past it: with read_fixed(),
  * its fixed-size half, the one place that knows how each field type is encoded (the JSON
- * renderer and nt_event_field both read values through it). Strings are not converted: v->raw/raw_len give their bytes (UTF-16LE
- * with the terminator for STRING, the UTF-8 bytes for UTF8_STRING16). */
+ * renderer and nt_event_field both read values through it). Strings are not converted:
+ * v->raw/raw_len give their bytes (UTF-16LE with the terminator for STRING, the UTF-8
+ * bytes for UTF8_STRING16). */
 static int read_scalar(pctx *c, uint32_t type, nt_value *v)
 {
 	memset(v, 0, sizeof *v);

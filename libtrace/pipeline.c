@@ -196,13 +196,8 @@ static int batch_add(pipe_batch *b, const nt_event *ev, const prun *last)
 	e->stack = stack;
 	if (plen)
 		e->pay.ptr = payload;
-	else if (ev->payload_len >= 4) { /* 4..8 bytes as two words that may overlap */
-		memcpy(e->pay.bytes, ev->payload, 4);
-		memcpy(e->pay.bytes + ev->payload_len - 4, ev->payload + ev->payload_len - 4, 4);
-	} else {
-		for (uint32_t i = 0; i < ev->payload_len; i++)
-			e->pay.bytes[i] = ev->payload[i];
-	}
+	else
+		nt_copy_small(e->pay.bytes, ev->payload, ev->payload_len);
 	e->off_delta = (int32_t)dof;
 	e->seq = ev->seq;
 	e->stack_id = ev->stack_id;
@@ -215,9 +210,10 @@ static int batch_add(pipe_batch *b, const nt_event *ev, const prun *last)
 /* Waiting: a thread that finds the other behind spins a little first (a batch takes the
  * other thread tens of microseconds, a futex sleep and wake-up about as long), then
  * sleeps on cv; with one CPU it sleeps at once (spinning would only delay the thread it
- * waits for: fold --jobs 2 under taskset -c 0 took 1.15 times as long). The counters are sequentially consistent: a thread going to sleep
- * announces it (sleepers) before it checks again, and the other changes a counter before
- * it checks sleepers, so one of them sees the other's write and no wake-up is lost. */
+ * waits for: fold --jobs 2 under taskset -c 0 took 1.15 times as long). The counters are
+ * sequentially consistent: a thread going to sleep announces it (sleepers) before it
+ * checks again, and the other changes a counter before it checks sleepers, so one of
+ * them sees the other's write and no wake-up is lost. */
 #define PIPE_SPINS 4000
 
 static int decoder_may_go(nt_pipe *pp)
@@ -305,11 +301,10 @@ static void *decoder(void *arg)
 int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_error *err)
 {
 	*out = NULL;
-	nt_pipe *pp = aligned_alloc(PIPE_LINE, sizeof *pp);
-	if (pp)
-		memset(pp, 0, sizeof *pp);
+	nt_pipe *pp = aligned_alloc(PIPE_LINE, sizeof *pp); /* sizeof: a multiple of PIPE_LINE */
 	if (!pp)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory starting the decoder");
+	memset(pp, 0, sizeof *pp);
 	pp->r = r;
 	pp->spins = PIPE_SPINS;
 #ifdef CPU_COUNT

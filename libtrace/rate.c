@@ -735,10 +735,10 @@ static __attribute__((noinline)) void rt_steady_round(nt_rate *rt, rt_capture *c
  * the thread it sampled after the previous sample's thread last time (rt->guess) with
  * this capture thread, a timestamp not before the previous one and not a duplicate.
  * Returns 0, having changed nothing, when the sample is not such a one. The steps are
- * rt_add()'s with the tests these conditions settle left out. rt->cur is rt->nocap (cur_ix RT_NOCAP_IX) and
- * rt->guess 0 (the dummy thread before threads[0], cap UINT32_MAX) when there is no
- * candidate, so the tests that reject a sample reject those too; the path has no call
- * but tail calls, so that it needs no saved registers. */
+ * rt_add()'s with the tests these conditions settle left out. rt->cur is rt->nocap
+ * (cur_ix RT_NOCAP_IX) and rt->guess 0 (the dummy thread before threads[0], cap
+ * UINT32_MAX) when there is no candidate, so the tests that reject a sample reject those
+ * too; the path has no call but tail calls, so that it needs no saved registers. */
 static inline __attribute__((always_inline)) int
 rt_add_steady(nt_rate *rt, uint64_t timestamp, uint64_t thread_id, uint64_t capture_thread_id)
 {

@@ -127,19 +127,8 @@ static int ntr_enqueue(nt_reader *r, const nt_event *ev, nt_error *err)
 	if (plen == 0) {
 		/* nothing to copy; t->arena may still be NULL, and NULL + 0 is undefined */
 	} else if (plen <= 8) {
-		/* most payloads are a few bytes (a ThreadSample's is 4): no memcpy call, and
-		 * 4 to 8 bytes as two 4-byte words that may overlap (a byte loop cost ~20
-		 * instructions an event; the length in a local, or each byte stored reloads
-		 * it: char aliases all) */
-		uint8_t *dst = t->arena + t->arena_len;
-		uint32_t n = plen;
-		if (n >= 4) {
-			memcpy(dst, p, 4);
-			memcpy(dst + n - 4, p + n - 4, 4);
-		} else {
-			for (uint32_t i = 0; i < n; i++)
-				dst[i] = p[i];
-		}
+		/* most payloads are a few bytes: a byte loop cost ~20 instructions an event */
+		nt_copy_small(t->arena + t->arena_len, p, plen);
 	} else {
 		memcpy(t->arena + t->arena_len, p, plen);
 	}

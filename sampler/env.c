@@ -75,6 +75,16 @@ static void env_report_close(int rc, const nts_stats *st, const nt_error *err)
 			   nts_rt.env_child ? nts_rt.env_path : "");
 }
 
+/* Gives sig its default action again (async-signal-safe: sigaction only), before the
+ * signal that was caught is raised once more. */
+static void env_sig_default(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL);
+}
+
 /* SIGINT/SIGTERM while the environment session records: the handler only wakes the
  * sampler thread, which finalizes the file and then re-raises the signal with its
  * default action. Installed only over SIG_DFL. The program goes on meanwhile, and may
@@ -108,10 +118,7 @@ static void env_sp_signal_handler(int sig)
 			timer_settime(nts_rt.sp_timer[k], 0, &its, NULL);
 		}
 	} else {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = SIG_DFL;
-		sigaction(sig, &sa, NULL);
+		env_sig_default(sig);
 		raise(sig); /* delivered when this handler returns */
 	}
 	errno = e;
@@ -161,10 +168,7 @@ static void handle_env_signal(void)
 {
 	int sig = atomic_exchange(&nts_rt.env_signal, 0);
 	env_finalize();
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigaction(sig, &sa, NULL);
+	env_sig_default(sig);
 	kill(getpid(), sig);
 }
 
@@ -399,10 +403,7 @@ __attribute__((destructor)) static void env_at_exit(void)
 	nts_env_stop(0);
 	int sig = atomic_load(&nts_rt.env_signal_caught);
 	if (sig) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = SIG_DFL;
-		sigaction(sig, &sa, NULL);
+		env_sig_default(sig);
 		sigset_t set;
 		sigemptyset(&set);
 		sigaddset(&set, sig);
