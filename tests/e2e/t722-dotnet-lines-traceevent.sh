@@ -34,12 +34,13 @@ run "$SQL" --csv "$tr" -q "SELECT printf('%x', address), line, file FROM frame_n
 	WHERE line IS NOT NULL AND file LIKE '%.cs'"
 tail -n +2 "$T/out" >"$T/ours"
 # Addresses TraceEvent saw in one role only (leaf or caller): the store keeps one line per
-# address.
+# address. Line 0 from TraceEvent is no line (its lookup found no sequence point there):
+# such a frame is not one both resolve.
 awk 'NR == FNR { split($0, a, ","); line[a[1]] = a[2]; n = split(a[3], p, "/"); file[a[1]] = p[n]; next }
 	{ cnt[$1]++; tl[$1] = $3; tf[$1] = $4; leaf[$1] = $2 }
 	END {
 		for (k in cnt) {
-			if (cnt[k] != 1 || !(k in line)) continue
+			if (cnt[k] != 1 || !(k in line) || tl[k] == 0) continue
 			both++; d = line[k] - tl[k]
 			if (file[k] == tf[k]) samefile++
 			if (d == 0) eq++
