@@ -3,7 +3,8 @@
  * headers (and a fast path for the common compressed V5 ones), an event block decoded one
  * event at a time (file order) or whole into the queues (timestamp order), the tick to
  * nanosecond conversion, the delivered nt_event, and nt_reader_next. One file so that the
- * fast path is inlined into the loop that calls it. */
+ * fast path is inlined into the loop that calls it; reader-event-bmi2.c compiles it a
+ * second time for CPUs with a fast pext (NTR_VARIANT set there). */
 #include "reader-int.h"
 #include "reader-order.h"
 
@@ -373,11 +374,15 @@ static FAST_INLINE unsigned fast_var(const uint8_t *p, uint64_t *out)
 	if (stop == 0)
 		return 0;
 	x &= stop ^ (stop - 1); /* the bytes up to the stop byte */
+#ifdef NTR_PEXT
+	*out = __builtin_ia32_pext_di(x, 0x7f7f7f7f7f7f7f7full); /* reader-event-bmi2.c */
+#else
 	x &= 0x7f7f7f7f7f7f7f7full;
 	x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
 	x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
 	x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
 	*out = x;
+#endif
 	return ((unsigned)__builtin_ctzll(stop) + 1) >> 3;
 }
 
@@ -749,6 +754,10 @@ static __attribute__((noinline)) int run_next(nt_reader *r, const nt_event **out
 
 int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 {
+#if defined(NTR_HAVE_BMI2) && !defined(NTR_VARIANT)
+	if (r->isa)
+		return ntr_next_bmi2(r, out, err);
+#endif
 	nt_err_clear(err);
 	if (r->ev_state)
 		return run_next(r, out, err);

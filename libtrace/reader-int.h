@@ -146,6 +146,7 @@ struct nt_reader {
 	qev prev;             /* compressed-header state */
 	uint64_t blk_cur_thread;
 	int blk_fast;         /* V5, compressed: fast_event() / fast_qev() may decode */
+	int isa;              /* 1: nt_reader_next() runs reader-event-bmi2.c's copy */
 	int ev_state;         /* file order: a run of fast_event()s holds the compressed-header
 				 state in ev (but the metadata id, still prev's); prev is
 				 stale until fast_end() */
@@ -216,6 +217,21 @@ static inline cthread *ntr_thread(nt_reader *r, uint64_t id)
 /* Decodes one event header at c (compressed: against and into *prev) into *e. */
 int ntr_decode_header(nt_reader *r, nt_cursor *c, int compressed, qev *prev, qev *e,
 		      nt_error *err);
+
+/* reader-event-bmi2.c: reader-event.c built a second time for x86-64 CPUs whose BMI2
+ * pext is fast, which packs a varint's 7-bit groups in one instruction. The reader picks
+ * it at open (r->isa, from ntr_isa_pick()); both copies decode the same bytes into the
+ * same events, and tests compare them (ntr_isa_generic forces the generic one). */
+#if defined(__x86_64__) && defined(__GNUC__) /* GCC and clang */
+#define NTR_HAVE_BMI2 1
+int ntr_next_bmi2(nt_reader *r, const nt_event **out, nt_error *err);
+#endif
+/* 1 when nt_reader_next() should call the BMI2 copy on this CPU: BMI2 present, not an AMD
+ * CPU before Zen 3 (family 19h), whose pext is microcoded (~250 cycles), and not
+ * ntr_isa_generic. */
+int ntr_isa_pick(void);
+/* Non-zero: readers opened from now on take the generic copy (tests; not thread-safe). */
+extern int ntr_isa_generic;
 
 /* Accounts an event of record meta_last with sequence number s of capture thread t: the
  * record's and the thread's counts, and lost events (spec §6 "Dropped events"). */

@@ -20,6 +20,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
+#ifdef NTR_HAVE_BMI2
+#include <cpuid.h>
+#endif
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -259,6 +262,33 @@ static int read_trace_object(nt_reader *r, nt_error *err)
 
 /* ------------------------------------------------------------------ open/close */
 
+int ntr_isa_generic;
+
+int ntr_isa_pick(void)
+{
+#ifdef NTR_HAVE_BMI2
+	if (ntr_isa_generic)
+		return 0;
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0, &a, &b, &c, &d) || a < 7)
+		return 0;
+	/* "AuthenticAMD": ebx, edx, ecx */
+	int amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return 0;
+	unsigned family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (amd && family < 0x19)
+		return 0;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	return (b >> 8) & 1; /* CPUID.(EAX=7,ECX=0):EBX bit 8: BMI2 */
+#else
+	return 0;
+#endif
+}
+
 static int reader_new(nt_reader **out, const nt_reader_opts *opts, const char *defname,
 		      nt_error *err)
 {
@@ -270,6 +300,7 @@ static int reader_new(nt_reader **out, const nt_reader_opts *opts, const char *d
 	if (!r)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate reader");
 	r->flags = o.flags;
+	r->isa = ntr_isa_pick();
 	const char *name = o.name ? o.name : defname;
 	r->name = nt_strdup(name ? name : "-");
 	r->meta = nt_meta_store_new();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h" /* nt_event_field_ref */
+#include "reader-int.h" /* ntr_isa_generic, r->isa */
 #include "nettrace.h"
 #include "ntbuild.h"
 #include "tap.h"
@@ -622,15 +623,26 @@ static void test_reader_fast_path_fields(void)
 	}
 	nb_v4_end(&b);
 
-	for (int order = 0; order < 2; order++) {
-		const char *what = order ? "timestamp order" : "file order";
+	/* both copies of the per-event path (reader-event-bmi2.c): generic, then the one
+	 * this CPU picks (the same one again where it has no fast pext) */
+	for (int run = 0; run < 4; run++) {
+		int order = run & 1;
+		ntr_isa_generic = run < 2;
+		const char *what = run == 0   ? "file order"
+				   : run == 1 ? "timestamp order"
+				   : run == 2 ? "file order, CPU's copy"
+					      : "timestamp order, CPU's copy";
 		nt_reader *r = NULL;
 		nt_reader_opts o = {sizeof o, order ? 0u : NT_READ_FILE_ORDER, "test"};
 		nt_error err;
-		if (nt_reader_open_mem(&r, b.p, b.len, &o, &err) < 0) {
+		int opened = nt_reader_open_mem(&r, b.p, b.len, &o, &err);
+		ntr_isa_generic = 0;
+		if (opened < 0) {
 			ok(0, "fast path, %s: opens (%s)", what, err.msg);
 			continue;
 		}
+		if (run == 0)
+			ok(r->isa == 0, "fast path: ntr_isa_generic gives the generic copy");
 		char *seen = calloc(n, 1);
 		const nt_event *e;
 		int rc;
@@ -2105,8 +2117,120 @@ static void test_reader_utf16_dup(void)
 	       cases);
 }
 
+/* The two copies of the per-event path (reader-event.c and reader-event-bmi2.c, which
+ * packs varints with pext) read the same events from the bundled traces and the same
+ * failures from their cuts: every field of every event, the payload and stack bytes, the
+ * return code and error of the last call, in both orders. Where the CPU has no fast pext
+ * both readers run the generic copy and the test says so. */
+static int same_event(const nt_event *a, const nt_event *b)
+{
+	/* (each reader has its own metadata records: compared by id) */
+	return !a->meta == !b->meta && (!a->meta || (a->meta->id == b->meta->id &&
+						     a->meta->event_id == b->meta->event_id)) &&
+	       a->offset == b->offset && a->seq == b->seq &&
+	       a->thread_id == b->thread_id && a->capture_thread_id == b->capture_thread_id &&
+	       a->processor == b->processor && a->timestamp == b->timestamp &&
+	       a->time_ns == b->time_ns && !memcmp(a->activity_id, b->activity_id, 16) &&
+	       !memcmp(a->related_activity_id, b->related_activity_id, 16) &&
+	       a->stack_id == b->stack_id && a->stack_depth == b->stack_depth &&
+	       (!a->stack_depth ||
+		!memcmp(a->stack, b->stack, a->stack_depth * sizeof *a->stack)) &&
+	       a->payload_len == b->payload_len &&
+	       (!a->payload_len || !memcmp(a->payload, b->payload, a->payload_len)) &&
+	       a->sorted == b->sorted && a->stack_key == b->stack_key &&
+	       a->process_id == b->process_id && a->process_index == b->process_index;
+}
+
+/* Reads buf with both copies side by side; returns the number of events, or SIZE_MAX at
+ * the first difference (what differs said in *why). */
+static size_t isa_compare(const uint8_t *buf, size_t len, unsigned flags, const char **why)
+{
+	nt_reader *r[2] = {NULL, NULL};
+	nt_error err[2];
+	int orc[2];
+	nt_reader_opts o = {sizeof o, flags, "isa"};
+	for (int k = 0; k < 2; k++) {
+		ntr_isa_generic = k == 0;
+		orc[k] = nt_reader_open_mem(&r[k], buf, len, &o, &err[k]);
+	}
+	ntr_isa_generic = 0;
+	size_t n = 0;
+	*why = NULL;
+	if (orc[0] != orc[1]) {
+		*why = "open";
+	} else if (orc[0] == 0) {
+		for (;;) {
+			const nt_event *e[2];
+			int rc[2];
+			for (int k = 0; k < 2; k++)
+				rc[k] = nt_reader_next(r[k], &e[k], &err[k]);
+			if (rc[0] != rc[1]) {
+				*why = "return code";
+				break;
+			}
+			if (rc[0] < 0 && (err[0].offset != err[1].offset ||
+					  strcmp(err[0].msg, err[1].msg) != 0)) {
+				*why = "error";
+				break;
+			}
+			if (rc[0] != 1)
+				break;
+			if (!same_event(e[0], e[1])) {
+				*why = "event";
+				break;
+			}
+			n++;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		nt_reader_free(r[k]);
+	return *why ? SIZE_MAX : n;
+}
+
+static void test_reader_isa_copies(void)
+{
+	static const char *const traces[] = {
+		"traces/sentry-dotnet/sample.nettrace",
+		"traces/dotnet10/dotnet-trace-exceptions.nettrace",
+		"traces/dotnet10/collect-linux-cpu.nettrace",
+		"traces/perfview/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace",
+		"traces/perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace",
+		CHECKPOINTS_TRACE,
+	};
+	if (!ntr_isa_pick())
+		printf("# this CPU has no fast pext: both readers run the generic copy\n");
+	for (size_t t = 0; t < sizeof traces / sizeof traces[0]; t++) {
+		size_t len = 0;
+		uint8_t *buf = tu_slurp(tu_data(traces[t]), &len);
+		if (!buf) {
+			ok(0, "isa copies: cannot read %s", traces[t]);
+			continue;
+		}
+		const char *why = NULL;
+		size_t events = 0, cuts = 0, bad = 0;
+		for (int order = 0; order < 2 && !why; order++) {
+			size_t n = isa_compare(buf, len, order ? 0u : NT_READ_FILE_ORDER, &why);
+			if (n != SIZE_MAX)
+				events += n;
+		}
+		/* 40 cuts spread over the file, each a truncated read in both orders */
+		for (size_t c = 1; c <= 40 && !why; c++, cuts++) {
+			size_t at = (size_t)((uint64_t)len * c / 41);
+			for (int order = 0; order < 2 && !why; order++)
+				if (isa_compare(buf, at, order ? 0u : NT_READ_FILE_ORDER, &why) ==
+				    SIZE_MAX)
+					bad++;
+		}
+		if (!ok(!why && bad == 0 && events > 0,
+			"isa copies: %s: %zu events and %zu cuts read alike", traces[t], events, cuts))
+			printf("#   first difference: %s\n", why ? why : "none");
+		free(buf);
+	}
+}
+
 int main(void)
 {
+	test_reader_isa_copies();
 	test_reader_utf16_dup();
 	test_reader_field_ref();
 	test_reader_smallest_v4_file();
