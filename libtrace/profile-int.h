@@ -77,6 +77,7 @@ typedef struct pthread_state {
 	int waiting;         /* inside WaitHandleWaitStart..Stop */
 	/* pyroscope */
 	int64_t last_ext, last_man;
+	uint64_t pyro_ts;    /* raw time of the thread's previous sample (samples_unordered) */
 	/* TraceEvent */
 	double te_last_block;  /* 0 uninit, >0 blocked since, <0 running since -t */
 	double te_last_cpu;

@@ -686,6 +686,12 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		return rc;
 	}
 	if (compat == NT_COMPAT_PYROSCOPE) {
+		/* the tools read this mode in file order (a thread's samples are then in time
+		 * order when one capture thread wrote them all, as the runtime's sampler does);
+		 * count those that are not, so that the tools can say so */
+		if (ev->timestamp < t->pyro_ts)
+			s->info.samples_unordered++;
+		t->pyro_ts = ev->timestamp;
 		if (ev->timestamp < s->header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
 		uint64_t per_tick = 1000000000ull / s->header.qpc_frequency;

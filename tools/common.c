@@ -800,7 +800,13 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		return tool_error(t, NULL, &err);
 	for (int i = 0; i < nfiles; i++) {
 		nt_reader *r = NULL;
-		nt_reader_opts ro = {sizeof ro, 0, files[i]};
+		/* --compat=pyroscope reads in file order: its weights depend on each thread's
+		 * sequence of samples only, which file order keeps when one capture thread
+		 * wrote a thread's samples (the runtime's sampler writes them all), and the
+		 * time-order queue is a quarter of the read (samples_unordered says when a
+		 * thread's samples came out of order) */
+		unsigned rflags = a->popts.compat == NT_COMPAT_PYROSCOPE ? NT_READ_FILE_ORDER : 0u;
+		nt_reader_opts ro = {sizeof ro, rflags, files[i]};
 		nt_error_clear(&err);
 		if (nt_reader_open_file(&r, files[i], &ro, &err)) {
 			int ec = tool_error(t, files[i], &err);
@@ -827,6 +833,20 @@ int profile_load(tool *t, profile_args *a, char **files, int nfiles, nt_profile 
 		int ec = tool_error(t, NULL, &err);
 		nt_profile_free(p);
 		return ec;
+	}
+	for (size_t i = 0; i < nt_profile_session_count(p); i++) {
+		const nt_session_info *si = nt_profile_session(p, i);
+		if (si && si->samples_unordered) {
+			char msg[256];
+			snprintf(msg, sizeof msg,
+				 "%llu sample%s older than its thread's sample before in file order "
+				 "(a thread sampled by two capture threads, or a clock that went "
+				 "back), which --compat=pyroscope reads in: pyroscope's values can "
+				 "differ",
+				 (unsigned long long)si->samples_unordered,
+				 si->samples_unordered == 1 ? " is" : "s are");
+			tool_warn(t, si->name, NT_NO_OFFSET, msg);
+		}
 	}
 	/* Native modules whose frames degrade to module+0xOFFSET: say why, once per module
 	 * (build-id mismatch, missing or unreadable file); "symbols only" is not worth a

@@ -900,6 +900,13 @@ typedef struct nt_session_info {
 	double sample_weight_ns;   /* the weight of one sample: the inferred interval (else the
 				      declared one, else 1 ms); 0 in the compat modes, whose
 				      weights are intervals between a thread's samples */
+	uint64_t samples_unordered; /* NT_COMPAT_PYROSCOPE: samples older than their thread's
+				      sample before, in the order read. None from a reader in
+				      timestamp order; in file order (NT_READ_FILE_ORDER, which
+				      pyroscope's weights allow: they depend on each thread's
+				      sequence of samples only), none when each thread's samples
+				      come from one capture thread, as the runtime writes them.
+				      Other modes: 0 */
 } nt_session_info;
 
 /* Sessions (traces added), and session i: borrowed until nt_profile_free(); NULL when i is

@@ -44,6 +44,9 @@ static const tsample std_samples[] = {
 };
 #define NSTD (sizeof std_samples / sizeof std_samples[0])
 
+/* Non-zero: write_trace() has every other sample written by a second capture thread. */
+static int split_capture;
+
 /* Writes a trace with the given samples (1 ms apart) and the rundown; returns it in *mb. */
 static int write_trace(nt_membuf *mb, const tsample *s, size_t n)
 {
@@ -85,7 +88,7 @@ static int write_trace(nt_membuf *mb, const tsample *s, size_t n)
 		memset(&e, 0, sizeof e);
 		e.metadata_id = sid;
 		e.thread_id = s[i].tid;
-		e.capture_thread_id = 7;
+		e.capture_thread_id = split_capture && (i & 1) ? 9 : 7;
 		e.processor = 0;
 		e.timestamp = ts;
 		e.stack = depth ? ips : NULL;
@@ -813,8 +816,66 @@ static void test_tree_collapse_unresolved(void)
 	nt_profile_free(p);
 }
 
+/* The folded stacks of pyroscope's mode over the standard samples, the reader in file or
+ * timestamp order; *unordered gets the session's samples_unordered. NULL on failure. */
+static char *pyro_fold(unsigned rflags, uint64_t *unordered)
+{
+	nt_membuf mb = {NULL, 0, 0}, out = {NULL, 0, 0};
+	nt_profile_opts po = NT_INIT(nt_profile_opts);
+	po.compat = NT_COMPAT_PYROSCOPE;
+	nt_reader_opts ro = NT_INIT(nt_reader_opts);
+	ro.flags = rflags;
+	nt_fold_opts fo = NT_INIT(nt_fold_opts);
+	nt_profile *p = NULL;
+	nt_reader *r = NULL;
+	nt_error err;
+	char *text = NULL;
+	nt_sink sink = nt_sink_membuf(&out);
+	if (write_trace(&mb, std_samples, NSTD) == 0 && nt_profile_new(&p, &po, &err) == 0 &&
+	    nt_reader_open_mem(&r, mb.data, mb.len, &ro, &err) == 0 &&
+	    nt_profile_add_trace(p, r, "split", &err) == 0 && nt_profile_finish(p, &err) == 0 &&
+	    nt_fold_write(p, &fo, &sink, &err) == 0) {
+		*unordered = nt_profile_session(p, 0)->samples_unordered;
+		text = calloc(1, out.len + 1);
+		if (text && out.len)
+			memcpy(text, out.data, out.len);
+	}
+	nt_reader_free(r);
+	nt_profile_free(p);
+	nt_membuf_free(&mb);
+	nt_membuf_free(&out);
+	return text;
+}
+
+/* --compat=pyroscope is read in file order by the tools: the same folded stacks as in
+ * timestamp order when one capture thread wrote every sample, and samples_unordered
+ * counts a thread's samples that a second capture thread made come out of time order
+ * (the writer writes each capture thread's events as one run, so in file order thread
+ * 100's samples of capture thread 9 follow all of capture thread 7's). */
+static void test_tree_pyroscope_file_order(void)
+{
+	uint64_t u_ts = 99, u_fo = 99;
+	char *ts = pyro_fold(0, &u_ts), *fo = pyro_fold(NT_READ_FILE_ORDER, &u_fo);
+	ok(ts && fo && strcmp(ts, fo) == 0 && ts[0], "pyroscope: file order folds as time order");
+	ok(u_ts == 0 && u_fo == 0, "pyroscope: one capture thread, no unordered samples (%llu, %llu)",
+	   (unsigned long long)u_ts, (unsigned long long)u_fo);
+	free(ts);
+	free(fo);
+	split_capture = 1;
+	ts = pyro_fold(0, &u_ts);
+	fo = pyro_fold(NT_READ_FILE_ORDER, &u_fo);
+	split_capture = 0;
+	is_u64(u_ts, 0, "pyroscope, two capture threads: none unordered in timestamp order");
+	ok(u_fo > 0 && u_fo < NSTD, "pyroscope, two capture threads: file order counts %llu",
+	   (unsigned long long)u_fo);
+	ok(ts && fo && strcmp(ts, fo) != 0, "pyroscope, two capture threads: and folds differently");
+	free(ts);
+	free(fo);
+}
+
 int main(void)
 {
+	test_tree_pyroscope_file_order();
 	test_tree_top_down_sums();
 	test_tree_by_weight();
 	test_tree_invert();
