@@ -841,11 +841,13 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 	 * for the last one seen, with the record's sample kind (a flag: internal.h) */
 	const nt_metadata *last_meta = NULL;
 	int last_kind = 0, last_univ = 0;
-	uint64_t nev = 0;
+	uint64_t left = NT_PROGRESS_EVENTS; /* events until the next progress call */
 	int rc;
 	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
-		if (p->o.progress_fn && ++nev % NT_PROGRESS_EVENTS == 0)
+		if (p->o.progress_fn && --left == 0) {
+			left = NT_PROGRESS_EVENTS;
 			p->o.progress_fn(p->o.progress_ctx, ev->offset);
+		}
 		if (p->o.read_fn && (rc = p->o.read_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
 			return rc;
 		if (!last_meta || ev->meta != last_meta) {
