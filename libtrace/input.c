@@ -22,6 +22,7 @@ void nt_in_init_mem(nt_input *in, const void *p, size_t len)
 	in->mem = p;
 	in->memlen = len;
 	in->known_size = len;
+	in->start_pos = -1;
 }
 
 int nt_in_init_fd(nt_input *in, int fd, int own, nt_error *err)
@@ -31,9 +32,11 @@ int nt_in_init_fd(nt_input *in, int fd, int own, nt_error *err)
 	in->fd = fd;
 	in->own_fd = own;
 	in->known_size = UINT64_MAX;
+	in->start_pos = -1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		off_t pos = lseek(fd, 0, SEEK_CUR);
 		in->known_size = (uint64_t)st.st_size - (pos > 0 ? (uint64_t)pos : 0);
+		in->start_pos = pos >= 0 ? (int64_t)pos : -1;
 	}
 	in->cap = READ_CHUNK;
 	in->buf = malloc(in->cap);

@@ -21,6 +21,7 @@ typedef struct nt_input {
 	size_t start, end;   /* window [start, end) of buf holds unconsumed bytes */
 	uint64_t offset;     /* file offset of the first unconsumed byte */
 	uint64_t known_size; /* regular file size, or UINT64_MAX when unknown (pipe) */
+	int64_t start_pos;   /* a regular file's offset when reading began, else -1 */
 	int eof;             /* buffered mode: the source (after decompression) ended */
 	/* decompression (buffered mode only) */
 	int z;               /* NT_Z_* */

@@ -721,7 +721,7 @@ static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **
 			r->flush_all = 0;
 			ntr_reset_stacks(r);
 		}
-		if (r->done)
+		if (r->done || r->chunk_stop)
 			return 0;
 		rc = read_block(r, &kind, err);
 		if (rc < 0)
@@ -735,8 +735,12 @@ static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **
 			return rc;
 		}
 		ntr_finish_block(r);
-		if (kind == BLK_SP)
+		if (kind == BLK_SP) {
 			r->flush_all = 1;
+			/* the chunk's last region: dispatched, then the chunk ends */
+			if (r->chunk_end && r->in.offset >= r->chunk_end)
+				r->chunk_stop = 1;
+		}
 	}
 }
 

@@ -59,6 +59,11 @@ typedef struct cthread {
 	uint32_t last_seq;
 	uint64_t lost;
 	uint64_t samples;  /* SampleProfiler samples it wrote (nt_reader_capture_samples()) */
+	/* chunk_track: the thread's first sequence number since ntr_chunk_begin() (the one a
+	 * reader of the whole file would have compared with the number before the chunk) and
+	 * where it came from: 0 none yet, 1 an event, 2 a sequence point */
+	uint32_t chunk_first;
+	uint8_t chunk_kind;
 	qent *q;           /* ring of cap (a power of two) entries: queue positions
 			      [head, len), position i in q[i & (cap - 1)] (QI) */
 	size_t head, len, cap;
@@ -178,6 +183,13 @@ struct nt_reader {
 	nt_event ev;
 	int done;             /* end reached (0 returned) */
 	int failed;
+	/* Chunks (ntr_chunk_begin()): in timestamp order, the read ends after the first
+	 * sequence point that ends at or past chunk_end (0: none), as if the input ended
+	 * there (chunk_stop); chunk_track records the capture threads' first sequence
+	 * numbers (cthread.chunk_first) */
+	uint64_t chunk_end;
+	int chunk_stop;
+	int chunk_track;
 	char warning[256];
 	uint64_t warning_offset;
 	size_t trunc_need, trunc_have; /* a cut object header: bytes needed and present */
@@ -246,6 +258,9 @@ static inline void ntr_account_event(nt_reader *r, cthread *t, uint32_t s)
 			t->lost += dropped;
 			r->stats.lost_events += dropped;
 		}
+	} else if (r->chunk_track && !t->chunk_kind) {
+		t->chunk_kind = 1;
+		t->chunk_first = s;
 	}
 	t->last_seq = s;
 }

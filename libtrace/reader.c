@@ -399,6 +399,134 @@ int nt_reader_open_file(nt_reader **out, const char *path, const nt_reader_opts 
 	return open_fd_common(out, fd, 1, opts, path, err);
 }
 
+/* ------------------------------------------------------------------ chunks */
+
+int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out, nt_error *err)
+{
+	if (!out)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL output pointer");
+	*out = NULL;
+	if (!r)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL reader");
+	nt_reader_opts o = {sizeof o, r->flags, r->name};
+	if (r->v6 || r->in.z != NT_Z_NONE || (r->flags & NT_READ_FILE_ORDER) ||
+	    r->in.known_size == UINT64_MAX || r->in.known_size < min_size)
+		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET, "input cannot be read in chunks");
+	if (r->in.direct)
+		return nt_reader_open_mem(out, r->in.mem, r->in.memlen, &o, err);
+	if (r->in.start_pos < 0)
+		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET, "input cannot be read twice");
+	/* a new open file description of the same file: an offset of its own */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", r->in.fd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nt_fail_errno(err, errno, "cannot open %s again", r->name);
+	struct stat a, b;
+	if (fstat(fd, &a) || fstat(r->in.fd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+	    lseek(fd, (off_t)r->in.start_pos, SEEK_SET) != (off_t)r->in.start_pos) {
+		close(fd);
+		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET, "input cannot be read twice");
+	}
+	return open_fd_common(out, fd, 1, &o, r->name, err);
+}
+
+void nt_reader_chunk_begin(nt_reader *r, uint64_t end, unsigned flags)
+{
+	int track = (flags & NT_CHUNK_TRACK) != 0;
+	if (!r)
+		return;
+	r->chunk_end = end;
+	/* right after a sequence point that ends past end: an empty chunk */
+	r->chunk_stop = end && r->in.offset >= end;
+	r->chunk_track = track;
+	if (!track)
+		return;
+	/* the chunk's own losses, against sequence numbers of its own */
+	r->stats.lost_events = 0;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		r->threads[i].last_seq = 0;
+		r->threads[i].chunk_kind = 0;
+		r->threads[i].lost = 0;
+	}
+}
+
+int nt_reader_chunk_stopped(const nt_reader *r)
+{
+	return r && r->chunk_stop;
+}
+
+int nt_reader_chunk_skip(nt_reader *r, uint64_t target, nt_error *err)
+{
+	nt_error_clear(err);
+	if (!r)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL reader");
+	if (r->failed)
+		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "reader already failed");
+	r->chunk_stop = 0;
+	/* at a chunk's end the reader stands right after a sequence point: when that one
+	 * ends at or past target, it is also the first that does (chunks are claimed in
+	 * order), and the chunk starts here */
+	if (r->in.offset >= target)
+		return !r->done;
+	for (;;) {
+		if (r->done)
+			return 0;
+		int kind, rc = ntr_next_block(r, &kind, err);
+		if (rc == 0) {
+			r->done = 1;
+			r->stats.bytes = r->stats.truncated ? nt_in_seen(&r->in) : r->in.offset;
+			return 0;
+		}
+		if (rc > 0 && kind == BLK_METADATA)
+			rc = ntr_process_block(r, kind, err);
+		if (rc < 0) {
+			r->failed = 1;
+			return rc;
+		}
+		ntr_finish_block(r);
+		if (kind == BLK_SP) {
+			ntr_reset_stacks(r);
+			if (r->in.offset >= target)
+				return 1;
+		}
+	}
+}
+
+int nt_reader_chunk_thread(const nt_reader *r, size_t i, uint64_t *tid, int *kind, uint32_t *first,
+		     uint32_t *last, uint64_t *lost)
+{
+	if (!r || i >= r->nthreads)
+		return 0;
+	const cthread *t = &r->threads[i];
+	*tid = t->id;
+	*kind = t->chunk_kind;
+	*first = t->chunk_first;
+	*last = t->last_seq;
+	*lost = t->lost;
+	return 1;
+}
+
+int nt_reader_thread_seq(nt_reader *r, uint64_t tid, uint32_t *last)
+{
+	cthread *t = r ? ntr_thread(r, tid) : NULL;
+	if (!t)
+		return NT_ENOMEM;
+	*last = t->last_seq;
+	return 0;
+}
+
+int nt_reader_set_thread_seq(nt_reader *r, uint64_t tid, uint32_t last, uint64_t lost)
+{
+	cthread *t = r ? ntr_thread(r, tid) : NULL;
+	if (!t)
+		return NT_ENOMEM;
+	t->last_seq = last;
+	t->lost += lost;
+	r->stats.lost_events += lost;
+	return 0;
+}
+
 void nt_reader_free(nt_reader *r)
 {
 	if (!r)
@@ -631,6 +759,10 @@ static int parse_sp_block(nt_reader *r, nt_cursor *c, nt_error *err)
 		cthread *t = ntr_thread(r, tid);
 		if (!t)
 			return nt_fail(err, NT_ENOMEM, nt_cur_offset(c), "cannot grow thread table");
+		if (t->last_seq == 0 && r->chunk_track && !t->chunk_kind) {
+			t->chunk_kind = 2;
+			t->chunk_first = seq;
+		}
 		uint32_t d = seq - t->last_seq;
 		if (t->last_seq != 0 && d != 0 && d < 0x80000000u) {
 			t->lost += d;

@@ -333,6 +333,44 @@ NT_API int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread
 /* Warning text for a non-fatal condition (truncation), or NULL. Valid for the reader's life. */
 NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
 
+/* Chunks: one file read by several readers at once (nt_profile does so on two cores,
+ * nt_profile_opts.jobs). A chunk is whole sequence-point regions: it ends with the first
+ * sequence point that ends at or past a byte offset, so readers of one file agree on the
+ * chunks without talking, and nothing of the compressed headers, the stacks or the time
+ * order crosses a chunk's start. What does: the metadata (a reader that passes a chunk
+ * still reads it) and each capture thread's sequence numbers (lost events), which one
+ * reader can hand to another. For V4/V5 files read in timestamp order. */
+
+/* A second reader of r's input from its start, with r's options: a regular file (opened
+ * again) or memory, uncompressed, V4/V5, in timestamp order, of at least min_size bytes.
+ * Fails with NT_EUNSUPPORTED for another input, else as the open does. */
+NT_API int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out,
+			    nt_error *err);
+/* From here, nt_reader_next() returns 0 after the events of the first sequence point that
+ * ends at or past byte end (0: none), as at the end of the input; then
+ * nt_reader_chunk_stopped() is 1. NT_CHUNK_TRACK: the capture threads start with no
+ * sequence number (so the first of each counts no loss) and the lost-event counts at 0;
+ * each thread's first number is recorded (nt_reader_chunk_thread()). A chunk that starts
+ * where a sequence point ending past end left the reader is empty. */
+#define NT_CHUNK_TRACK 1u
+NT_API void nt_reader_chunk_begin(nt_reader *r, uint64_t end, unsigned flags);
+NT_API int nt_reader_chunk_stopped(const nt_reader *r);
+/* Passes the blocks up to the end of the first sequence point that ends at or past byte
+ * target, decoding only their metadata; for a reader at a chunk's end or that has read
+ * nothing. 1 there (the next chunk starts), 0 when the input ends first, < 0 on failure.
+ * The sequence points passed change no sequence number. */
+NT_API int nt_reader_chunk_skip(nt_reader *r, uint64_t target, nt_error *err);
+/* Capture thread i of the reader (0, 1, ...): its id, the kind of its first sequence
+ * number since nt_reader_chunk_begin(..., NT_CHUNK_TRACK) (0 none, 1 an event's, 2 a
+ * sequence point's), that number, its last one, its lost events. 0 when i is past the
+ * last. */
+NT_API int nt_reader_chunk_thread(const nt_reader *r, size_t i, uint64_t *tid, int *kind,
+				  uint32_t *first, uint32_t *last, uint64_t *lost);
+/* A capture thread's last sequence number (0 none yet); setting it, with lost events to
+ * add (what another reader found in the chunks this one passed). 0, or NT_ENOMEM. */
+NT_API int nt_reader_thread_seq(nt_reader *r, uint64_t tid, uint32_t *last);
+NT_API int nt_reader_set_thread_seq(nt_reader *r, uint64_t tid, uint32_t last, uint64_t lost);
+
 /* All metadata records seen so far, by index 0..n-1 (borrowed, valid for the reader's
  * life); metadata_at returns NULL when i is out of range. */
 NT_API size_t nt_reader_metadata_count(const nt_reader *r);
