@@ -247,6 +247,7 @@ int nt_pipe_start(nt_pipe **out, nt_reader *r, nt_error *err);
 int nt_pipe_next(nt_pipe *pp, const nt_event **ev, nt_error *err);
 void nt_pipe_free(nt_pipe *pp);
 
+
 /* JSON string escaping (json.c), the one escaper of the library and, through
  * nt_json_write_string(), of the tools: put receives the escaped text of s[0..n) (without
  * quotes) in pieces; the result is valid UTF-8 JSON whatever s holds. */

@@ -105,6 +105,17 @@ typedef struct pthread_state {
 	int keep;            /* selected by the name patterns (opts.thread_patterns) */
 } pthread_state;
 
+/* A chunk's partial profile (profile-chunks.c): what it keeps for the merge. */
+typedef struct ntp_part ntp_part;
+
+/* pthread_state.contention and .waiting of a partial's thread before the chunk says. */
+#define NTP_UNKNOWN 2
+/* A partial's bracket category that depends on what it does not know (a thread's
+ * contention or wait at the chunk's start): NTP_DEFER | contention unknown (bit 0) |
+ * in_gc (bit 1) | waiting (bits 2-3: 0, 1, NTP_UNKNOWN). Resolved at the merge. */
+#define NTP_DEFER 0xC0u
+#define NTP_DEFER_MASK 0xF0u
+
 typedef struct psession {
 	nt_session_info info;
 	nt_trace_header header;     /* info.header, info.symbols, info.rate and info.pauses */
@@ -189,7 +200,42 @@ struct nt_profile {
 	nt_selcache *selc;    /* opts.select: each stack's selected frames (select.c) */
 	nt_seqent *seq;       /* opts.sequence: every counted sample, in reading order */
 	size_t nseq, seqcap;
+
+	ntp_part *part;       /* a chunk's partial profile (profile-chunks.c), else NULL */
 };
+
+/* profile.c, for profile-chunks.c: the per-event machinery. */
+static inline uint8_t ntp_bracket_defer(uint8_t in_gc, const pthread_state *t)
+{
+	return (uint8_t)(NTP_DEFER | (t->contention == NTP_UNKNOWN) | (in_gc ? 2u : 0u) |
+			 ((unsigned)t->waiting << 2));
+}
+pthread_state *ntp_get_thread(nt_profile *p, uint32_t si, uint64_t tid);
+int64_t ntp_intern_stack(nt_profile *p, uint32_t si, uint64_t pid, const uint64_t *ips,
+			 uint32_t n);
+int64_t ntp_thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
+			 uint8_t stype);
+int ntp_read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
+		    const nt_trace_header *h, nt_error *err);
+int ntp_handle_other(nt_profile *p, psession *s, uint32_t si, const nt_event *ev, uint32_t ps,
+		     nt_error *err);
+
+/* profile-chunks.c */
+/* The partial's side: a sample's rate input, a thread's first sample (NONE mode's GC
+ * charges), an event to replay (0, or -1 when out of memory); what a partial cannot
+ * take (sets the error, returns its code). */
+int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev);
+int ntp_part_first(nt_profile *p, psession *s, pthread_state *t, int64_t now);
+int ntp_part_event(nt_profile *p, const nt_event *ev);
+int ntp_part_abort(nt_profile *p, const char *what, nt_error *err);
+/* Whether p's options allow reading in chunks (opts.jobs >= 2 among them). */
+int ntp_chunks_usable(const nt_profile *p);
+/* Reads trace r into session si in chunks on two threads: 0 at the end, < 0 on failure
+ * (as the single read would fail), or NTP_CHUNKS_NONE when the rest of r (from its start,
+ * or from a chunk's end) is for the caller to read. */
+#define NTP_CHUNKS_NONE 1
+int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
+		    const nt_trace_header *h, nt_error *err);
 
 /* Fails with NT_ENOMEM (no byte offset). */
 #define NOMEM(p, err) nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "out of memory building the profile")

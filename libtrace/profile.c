@@ -322,6 +322,8 @@ static __attribute__((noinline)) pthread_state *find_thread(nt_profile *p, uint3
 		t->session = session;
 		t->te_cpu_group = t->te_block_group = -1;
 		t->last_stack = -1;
+		if (p->part) /* what brackets it at the chunk's start is the whole trace's */
+			t->contention = t->waiting = NTP_UNKNOWN;
 		prev = p->last_th ? &p->th[p->last_th - 1] : NULL; /* p->th may have moved */
 	}
 	if (prev)
@@ -438,11 +440,11 @@ static __attribute__((noinline)) int add_to_rest(nt_profile *p, int64_t gi, doub
 static uint8_t bracket_cat(const psession *s, const pthread_state *t)
 {
 	if (t->contention)
-		return NT_CAT_LOCK;
+		return t->contention == 1 ? NT_CAT_LOCK : ntp_bracket_defer(s->in_gc, t);
 	if (s->in_gc)
 		return NT_CAT_GC;
 	if (t->waiting)
-		return NT_CAT_WAIT;
+		return t->waiting == 1 ? NT_CAT_WAIT : ntp_bracket_defer(s->in_gc, t);
 	return 0xFF;
 }
 
@@ -544,6 +546,10 @@ static int charge_pauses(nt_profile *p, psession *s, pthread_state *t, int64_t n
 {
 	if (!t->seen) {
 		t->next_pause = s->npauses;
+		/* a chunk's partial profile: what the thread sat in before is charged when the
+		 * chunk is merged, to a group made here, where it would have been */
+		if (p->part && ntp_part_first(p, s, t, now))
+			return NOMEM(p, err);
 		return 0;
 	}
 	if (t->next_pause >= s->npauses)
@@ -641,11 +647,18 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 			prefetch_group(p, t, key);
 		}
 	}
-	nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	if (__builtin_expect(p->part != NULL, 0)) {
+		if (!t || ntp_part_rate(p, t, ev))
+			return NOMEM(p, err);
+	} else {
+		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
+	}
 	if (!t)
 		return NOMEM(p, err);
 	uint64_t cpu = 0;
 	int clocked = compat == NT_COMPAT_NONE && sample_clock(s, ev, &cpu);
+	if (clocked && p->part)
+		return ntp_part_abort(p, "a sample with a CPU clock", err);
 	if (clocked)
 		s->info.clocked_samples++;
 	if (compat == NT_COMPAT_NONE) {
@@ -829,6 +842,102 @@ static int note_thread_name(nt_profile *p, uint32_t si, const nt_event *ev, uint
 	return 0;
 }
 
+/* An event that is not a sample (nor Universal): symbols, GC pauses, thread names, the
+ * brackets of a thread's time (contention, waits), TraceEvent's extra stacks. Returns 0,
+ * else the failure. Also the merge's replay of a chunk's events (profile-chunks.c). */
+static int handle_other(nt_profile *p, psession *s, uint32_t si, const nt_event *ev, uint32_t ps,
+			nt_error *err)
+{
+	const nt_metadata *m = ev->meta;
+	if (p->part) {
+		/* a chunk's partial: the symbols are the merge's (it replays the event) */
+		if (ntp_part_event(p, ev))
+			return NOMEM(p, err);
+	} else if (nt_symtab_add_event(s->sym, ev, ps) < 0 ||
+		   nt_native_add_event(s->native, ev, ps) < 0 ||
+		   nt_mlines_add_event(s->mlines, ev) < 0) {
+		return NOMEM(p, err);
+	}
+	if (nt_pauses_add_event(s->pauses, ev, ps) < 0)
+		return NOMEM(p, err);
+	s->npauses = nt_pauses_result(s->pauses)->nlist;
+	s->in_gc = (uint8_t)nt_pauses_in_gc(s->pauses);
+	if (m->event_id == NT_NTS_THREAD_NAME &&
+	    strcmp(m->provider, NT_PROVIDER_NTSAMPLER) == 0) {
+		return note_thread_name(p, si, ev, ps) ? NOMEM(p, err) : 0;
+	}
+	/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
+	 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
+	 * Scheduled 12; SampleProfilerThreadTimeComputer with UseTasks). */
+	if (p->o.compat == NT_COMPAT_TRACEEVENT &&
+	    strcmp(m->provider, "System.Threading.Tasks.TplEventSource") == 0 &&
+	    (m->event_id == 7 || m->event_id == 8 || m->event_id == 10 || m->event_id == 12)) {
+		return handle_te_alloc(p, s, si, ev, err);
+	}
+	if (!is_runtime(m))
+		return 0;
+	switch (m->event_id) {
+	case 81: /* ContentionStart */
+	case 91: /* ContentionStop */
+	case 301: /* WaitHandleWaitStart */
+	case 302: { /* WaitHandleWaitStop */
+		pthread_state *t = get_thread(p, si, ev->thread_id);
+		if (!t)
+			return NOMEM(p, err);
+		if (m->event_id == 81)
+			t->contention = 1;
+		else if (m->event_id == 91)
+			t->contention = 0;
+		else if (m->event_id == 301)
+			t->waiting = 1;
+		else
+			t->waiting = 0;
+		break;
+	}
+	case 10:
+	case 20:
+	case 32:
+		if (p->o.compat == NT_COMPAT_TRACEEVENT)
+			return handle_te_alloc(p, s, si, ev, err);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int ntp_handle_other(nt_profile *p, psession *s, uint32_t si, const nt_event *ev, uint32_t ps,
+		     nt_error *err)
+{
+	return handle_other(p, s, si, ev, ps, err);
+}
+
+pthread_state *ntp_get_thread(nt_profile *p, uint32_t si, uint64_t tid)
+{
+	return get_thread(p, si, tid);
+}
+
+int64_t ntp_intern_stack(nt_profile *p, uint32_t si, uint64_t pid, const uint64_t *ips,
+			 uint32_t n)
+{
+	return intern_stack_pid(p, si, pid, ips, n);
+}
+
+int64_t ntp_thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
+			 uint8_t stype)
+{
+	return thread_group(p, t, stack, bcat, stype);
+}
+
+static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt_pipe *pipe,
+		       const nt_trace_header *h, nt_error *err);
+
+int ntp_read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
+		    const nt_trace_header *h, nt_error *err)
+{
+	return read_events(p, s, si, r, NULL, h, err);
+}
+
 /* nt_profile_add_trace()'s loop over the events of r (through pipe when there is one).
  * Returns 0 at the end, else the first failure or hook's non-zero result. */
 static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt_pipe *pipe,
@@ -857,6 +966,8 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 		}
 		if (last_univ) {
 			uint64_t value = 0;
+			if (p->part)
+				return ntp_part_abort(p, "Universal events", err);
 			if (!s->univ && (rc = nt_universal_new(&s->univ, p->o.native, err)) != 0)
 				return rc;
 			if ((rc = nt_universal_add_event(s->univ, ev, ps, last_univ, &value, err)))
@@ -885,64 +996,8 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 		}
 		if (p->o.event_fn && (rc = p->o.event_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
 			return rc;
-		const nt_metadata *m = ev->meta;
-		if (nt_symtab_add_event(s->sym, ev, ps) < 0 ||
-		    nt_native_add_event(s->native, ev, ps) < 0 ||
-		    nt_mlines_add_event(s->mlines, ev) < 0 ||
-		    nt_pauses_add_event(s->pauses, ev, ps) < 0)
-			return NOMEM(p, err);
-		s->npauses = nt_pauses_result(s->pauses)->nlist;
-		s->in_gc = (uint8_t)nt_pauses_in_gc(s->pauses);
-		if (m->event_id == NT_NTS_THREAD_NAME &&
-		    strcmp(m->provider, NT_PROVIDER_NTSAMPLER) == 0) {
-			rc = note_thread_name(p, si, ev, ps);
-			if (rc)
-				return NOMEM(p, err);
-			continue;
-		}
-		/* TraceEvent's thread-time computer also logs an on-CPU stack at these TPL events
-		 * (TaskScheduled 7, TaskStarted 8, TaskWaitBegin 10, AwaitTaskContinuation-
-		 * Scheduled 12; SampleProfilerThreadTimeComputer with UseTasks). */
-		if (p->o.compat == NT_COMPAT_TRACEEVENT &&
-		    strcmp(m->provider, "System.Threading.Tasks.TplEventSource") == 0 &&
-		    (m->event_id == 7 || m->event_id == 8 || m->event_id == 10 || m->event_id == 12)) {
-			rc = handle_te_alloc(p, s, si, ev, err);
-			if (rc)
-				return rc;
-			continue;
-		}
-		if (!is_runtime(m))
-			continue;
-		switch (m->event_id) {
-		case 81: /* ContentionStart */
-		case 91: /* ContentionStop */
-		case 301: /* WaitHandleWaitStart */
-		case 302: { /* WaitHandleWaitStop */
-			pthread_state *t = get_thread(p, si, ev->thread_id);
-			if (!t)
-				return NOMEM(p, err);
-			if (m->event_id == 81)
-				t->contention = 1;
-			else if (m->event_id == 91)
-				t->contention = 0;
-			else if (m->event_id == 301)
-				t->waiting = 1;
-			else
-				t->waiting = 0;
-			break;
-		}
-		case 10:
-		case 20:
-		case 32:
-			if (p->o.compat == NT_COMPAT_TRACEEVENT) {
-				rc = handle_te_alloc(p, s, si, ev, err);
-				if (rc)
-					return rc;
-			}
-			break;
-		default:
-			break;
-		}
+		if ((rc = handle_other(p, s, si, ev, ps, err)) != 0)
+			return rc;
 	}
 	return rc;
 }
@@ -980,11 +1035,17 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	if (rc)
 		return rc;
 	s->info.name = s->name;
-	nt_pipe *pipe = NULL;
-	if (p->o.jobs >= 2 && (rc = nt_pipe_start(&pipe, r, err)) != 0)
-		return rc;
-	rc = read_events(p, s, si, r, pipe, h, err);
-	nt_pipe_free(pipe);
+	/* two cores: the trace in chunks, one reader each (profile-chunks.c), where the
+	 * options and the input allow; else (or for what is left) the decoding on the second
+	 * core (pipeline.c) */
+	rc = ntp_chunks_usable(p) ? ntp_read_chunks(p, s, si, r, h, err) : NTP_CHUNKS_NONE;
+	if (rc == NTP_CHUNKS_NONE) {
+		nt_pipe *pipe = NULL;
+		if (p->o.jobs >= 2 && (rc = nt_pipe_start(&pipe, r, err)) != 0)
+			return rc;
+		rc = read_events(p, s, si, r, pipe, h, err);
+		nt_pipe_free(pipe);
+	}
 	if (rc)
 		return rc;
 	const nt_reader_stats *st = nt_reader_stats_get(r);

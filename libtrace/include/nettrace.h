@@ -945,6 +945,12 @@ typedef struct nt_session_info {
 				      sequence of samples only), none when each thread's samples
 				      come from one capture thread, as the runtime writes them.
 				      Other modes: 0 */
+	uint64_t chunks_merged;    /* opts.jobs >= 2: chunks of the trace (nt_reader_chunk_begin())
+				      that a second thread read and the profile merged */
+	uint64_t chunks_reread;    /* chunks the second thread read that the first read again:
+				      one that began inside a GC suspension, or held samples with
+				      a CPU clock or Universal events, or that the second thread
+				      could not read (the output is the same either way) */
 } nt_session_info;
 
 /* Sessions (traces added), and session i: borrowed until nt_profile_free(); NULL when i is
