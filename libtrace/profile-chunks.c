@@ -5,12 +5,12 @@
  * file order, as it comes to it. The result is the single-thread read's, to the byte.
  * Not here: the per-event work (profile.c), the reader's side of chunks (reader.c).
  *
- * A chunk is whole sequence-point regions: chunk k runs from the end of the first
- * sequence point that ends at or past k * NTP_CHUNK bytes to the end of the first that
- * ends at or past (k + 1) * NTP_CHUNK (chunk 0 from the start, the last to the end), so
- * both readers find the same boundaries on their own, and at a boundary no stack, queued
- * event or compressed header carries over. A reader that passes a chunk reads its blocks
- * but decodes only its metadata (nt_reader_chunk_skip()).
+ * A chunk is whole sequence-point regions: from the previous chunk's end to the end of
+ * the first sequence point that ends NTP_CHUNK bytes or more further (the last to the
+ * input's end), so both readers find the same boundaries as they go, every chunk holds
+ * events, and at a boundary no stack, queued event or compressed header carries over. A
+ * reader that passes a chunk reads its blocks but decodes only its metadata
+ * (nt_reader_chunk_skip()).
  *
  * What does carry over is the profile's state, which a partial cannot know at its
  * chunk's start. It is settled at the merge, where the state of the chunks before is
@@ -125,6 +125,7 @@ typedef struct pctx {
 	const nt_trace_header *h;
 	nt_reader *r2;       /* the helper's reader */
 	uint64_t chunk;      /* NTP_CHUNK or the knob */
+	uint64_t r2_chunk;   /* the chunk the helper's reader stands at the start of */
 	pslot slots[NTP_SLOTS];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -291,6 +292,18 @@ static int own_chunk(uint64_t k)
 	return ntp_own[k % NTP_PERIOD];
 }
 
+/* Moves the helper's reader to the start of chunk k (>= where it stands): 1 there, 0
+ * past the input's end, < 0 on failure. */
+static int skip_to(pctx *c, uint64_t k, nt_error *err)
+{
+	for (; c->r2_chunk < k; c->r2_chunk++) {
+		int rc = nt_reader_chunk_skip(c->r2, c->chunk, err);
+		if (rc <= 0)
+			return rc;
+	}
+	return 1;
+}
+
 /* Reads chunk k into slot sl with the helper's reader. */
 static void fill_slot(pctx *c, pslot *sl, uint64_t k)
 {
@@ -298,12 +311,13 @@ static void fill_slot(pctx *c, pslot *sl, uint64_t k)
 	nt_error_clear(&err);
 	sl->eof = 0;
 	sl->nseq = 0;
-	int rc = nt_reader_chunk_skip(c->r2, k * c->chunk, &err);
+	int rc = skip_to(c, k, &err);
 	if (rc <= 0) {
 		sl->status = rc == 0 ? CHUNK_NONE : CHUNK_FAIL;
 		return;
 	}
-	nt_reader_chunk_begin(c->r2, (k + 1) * c->chunk, NT_CHUNK_TRACK);
+	nt_reader_chunk_begin(c->r2, c->chunk, NT_CHUNK_TRACK);
+	c->r2_chunk = k + 1;
 	nt_profile *q = sl->q;
 	if (part_reset(q, c->h, &err)) {
 		sl->status = CHUNK_FAIL;
@@ -594,7 +608,7 @@ static void stop_helper(pctx *c, pthread_t th)
 static int read_own(pctx *c, psession *s, uint32_t si, nt_reader *r, uint64_t k, int *eof,
 		    nt_error *err)
 {
-	nt_reader_chunk_begin(r, (k + 1) * c->chunk, 0);
+	nt_reader_chunk_begin(r, c->chunk, 0);
 	int rc = ntp_read_events(c->p, s, si, r, c->h, err);
 	if (rc == 0)
 		*eof = !nt_reader_chunk_stopped(r);
@@ -650,7 +664,7 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 			pthread_cond_wait(&c.cv, &c.mu);
 		pthread_mutex_unlock(&c.mu);
 		if (sl->chunk == k && mergeable(s, r, sl, sl->q)) {
-			int sk = nt_reader_chunk_skip(r, (k + 1) * c.chunk, err);
+			int sk = nt_reader_chunk_skip(r, c.chunk, err);
 			if (sk < 0) {
 				rc = sk;
 			} else {

@@ -431,14 +431,13 @@ int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out, nt_
 	return open_fd_common(out, fd, 1, &o, r->name, err);
 }
 
-void nt_reader_chunk_begin(nt_reader *r, uint64_t end, unsigned flags)
+void nt_reader_chunk_begin(nt_reader *r, uint64_t len, unsigned flags)
 {
 	int track = (flags & NT_CHUNK_TRACK) != 0;
 	if (!r)
 		return;
-	r->chunk_end = end;
-	/* right after a sequence point that ends past end: an empty chunk */
-	r->chunk_stop = end && r->in.offset >= end;
+	r->chunk_end = len ? r->in.offset + len : 0;
+	r->chunk_stop = 0;
 	r->chunk_track = track;
 	if (!track)
 		return;
@@ -456,7 +455,7 @@ int nt_reader_chunk_stopped(const nt_reader *r)
 	return r && r->chunk_stop;
 }
 
-int nt_reader_chunk_skip(nt_reader *r, uint64_t target, nt_error *err)
+int nt_reader_chunk_skip(nt_reader *r, uint64_t len, nt_error *err)
 {
 	nt_error_clear(err);
 	if (!r)
@@ -464,11 +463,7 @@ int nt_reader_chunk_skip(nt_reader *r, uint64_t target, nt_error *err)
 	if (r->failed)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "reader already failed");
 	r->chunk_stop = 0;
-	/* at a chunk's end the reader stands right after a sequence point: when that one
-	 * ends at or past target, it is also the first that does (chunks are claimed in
-	 * order), and the chunk starts here */
-	if (r->in.offset >= target)
-		return !r->done;
+	uint64_t target = r->in.offset + len;
 	for (;;) {
 		if (r->done)
 			return 0;

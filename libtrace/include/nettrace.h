@@ -334,32 +334,33 @@ NT_API int nt_reader_lost(const nt_reader *r, size_t i, uint64_t *capture_thread
 NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
 
 /* Chunks: one file read by several readers at once (nt_profile does so on two cores,
- * nt_profile_opts.jobs). A chunk is whole sequence-point regions: it ends with the first
- * sequence point that ends at or past a byte offset, so readers of one file agree on the
- * chunks without talking, and nothing of the compressed headers, the stacks or the time
- * order crosses a chunk's start. What does: the metadata (a reader that passes a chunk
- * still reads it) and each capture thread's sequence numbers (lost events), which one
- * reader can hand to another. For V4/V5 files read in timestamp order. */
+ * nt_profile_opts.jobs). A chunk of length len is whole sequence-point regions: from its
+ * start (the file's, or the previous chunk's end) to the end of the first sequence point
+ * that ends at least len bytes further, so readers that take the chunks of one file in
+ * turn, each reading some and passing the others with the same lengths, agree on them
+ * without talking, and nothing of the compressed headers, the stacks or the time order
+ * crosses a chunk's start. What does: the metadata (a reader that passes a chunk still
+ * reads it) and each capture thread's sequence numbers (lost events), which one reader
+ * can hand to another. For V4/V5 files read in timestamp order. */
 
 /* A second reader of r's input from its start, with r's options: a regular file (opened
  * again) or memory, uncompressed, V4/V5, in timestamp order, of at least min_size bytes.
  * Fails with NT_EUNSUPPORTED for another input, else as the open does. */
 NT_API int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out,
 			    nt_error *err);
-/* From here, nt_reader_next() returns 0 after the events of the first sequence point that
- * ends at or past byte end (0: none), as at the end of the input; then
- * nt_reader_chunk_stopped() is 1. NT_CHUNK_TRACK: the capture threads start with no
- * sequence number (so the first of each counts no loss) and the lost-event counts at 0;
- * each thread's first number is recorded (nt_reader_chunk_thread()). A chunk that starts
- * where a sequence point ending past end left the reader is empty. */
+/* A chunk of length len (0: to the end) starts here, at a chunk's start: nt_reader_next()
+ * returns 0 after its last event, as at the end of the input, and then
+ * nt_reader_chunk_stopped() is 1 (0 when the input ended). NT_CHUNK_TRACK: the capture
+ * threads start with no sequence number (so the first of each counts no loss) and the
+ * lost-event counts at 0; each thread's first number is recorded
+ * (nt_reader_chunk_thread()). */
 #define NT_CHUNK_TRACK 1u
-NT_API void nt_reader_chunk_begin(nt_reader *r, uint64_t end, unsigned flags);
+NT_API void nt_reader_chunk_begin(nt_reader *r, uint64_t len, unsigned flags);
 NT_API int nt_reader_chunk_stopped(const nt_reader *r);
-/* Passes the blocks up to the end of the first sequence point that ends at or past byte
- * target, decoding only their metadata; for a reader at a chunk's end or that has read
- * nothing. 1 there (the next chunk starts), 0 when the input ends first, < 0 on failure.
- * The sequence points passed change no sequence number. */
-NT_API int nt_reader_chunk_skip(nt_reader *r, uint64_t target, nt_error *err);
+/* Passes the chunk of length len that starts here, decoding only its metadata: 1 at the
+ * next chunk's start, 0 when the input ends first, < 0 on failure. The sequence points
+ * passed change no sequence number. */
+NT_API int nt_reader_chunk_skip(nt_reader *r, uint64_t len, nt_error *err);
 /* Capture thread i of the reader (0, 1, ...): its id, the kind of its first sequence
  * number since nt_reader_chunk_begin(..., NT_CHUNK_TRACK) (0 none, 1 an event's, 2 a
  * sequence point's), that number, its last one, its lost events. 0 when i is past the
