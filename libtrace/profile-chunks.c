@@ -50,6 +50,11 @@
 #define NTP_CHUNK ((uint64_t)8 << 20)
 #define NTP_CHUNK_MIN ((uint64_t)4 << 10)
 
+/* A partial's log of rate samples at most (bytes): a chunk longer than that (a file whose
+ * sequence points are far apart) is read by the caller's thread, so that memory stays
+ * bounded whatever the file. */
+#define NTP_RATE_MAX ((size_t)24 << 20)
+
 /* Partials in flight: the helper fills one while the caller merges the other. */
 #define NTP_SLOTS 2
 
@@ -64,15 +69,15 @@ static const unsigned char ntp_own[NTP_PERIOD] = {1, 0, 1, 0, 0, 1, 0};
  * merge may make there (stack index no stack has). */
 #define NTP_PH_STACK (UINT32_MAX - 1)
 
-/* A sample for the rate estimator, 8 bytes (a chunk of 8 MiB has ~700,000): its time
- * as the difference from the previous one's (PRATE_FAR: the time is the next entry's
- * 8 bytes), its thread and capture thread. */
-typedef struct prate {
-	uint32_t dt;
-	uint16_t thread;   /* index into the partial's threads */
-	uint16_t capture;  /* index into ntp_part.caps */
-} prate;
-#define PRATE_FAR UINT32_MAX
+/* The samples for the rate estimator, ~3 bytes each (a chunk of 8 MiB holds ~700,000):
+ * per sample a varint of (time difference from the previous sample << 2 | PRATE_ABS |
+ * PRATE_CAP), then with PRATE_CAP a varint of its capture thread (an index into
+ * ntp_part.caps; else the previous sample's), with PRATE_ABS the whole time (8 bytes,
+ * for the first sample and one that goes back or far ahead), and a varint of its thread
+ * (an index into the partial's threads). */
+#define PRATE_CAP 1u
+#define PRATE_ABS 2u
+#define PRATE_MAX 30u /* bytes one sample takes at most */
 
 /* A thread's first sample in the chunk. */
 typedef struct pfirst {
@@ -82,9 +87,10 @@ typedef struct pfirst {
 } pfirst;
 
 struct ntp_part {
-	prate *rate;
+	uint8_t *rate;       /* PRATE_* */
 	size_t nrate, ratecap;
 	uint64_t rate_ts;    /* the time of the last sample in rate */
+	uint32_t rate_cap;   /* its capture thread */
 	size_t nrate_samples;
 	uint64_t *caps;      /* capture thread ids */
 	size_t ncaps, capscap;
@@ -134,6 +140,30 @@ typedef struct pctx {
 
 /* ------------------------------------------------------------------ the partial's side */
 
+static uint8_t *put_var(uint8_t *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		*o++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*o++ = (uint8_t)v;
+	return o;
+}
+
+/* A varint put_var() wrote (the partial's own bytes: no bounds to check). */
+static const uint8_t *get_var(const uint8_t *p, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned sh = 0;; sh += 7) {
+		uint8_t b = *p++;
+		x |= (uint64_t)(b & 0x7F) << sh;
+		if (!(b & 0x80))
+			break;
+	}
+	*v = x;
+	return p;
+}
+
 int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev)
 {
 	ntp_part *pt = p->part;
@@ -145,21 +175,28 @@ int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev)
 			return -1;
 		pt->caps[pt->ncaps++] = ev->capture_thread_id;
 	}
-	size_t ti = (size_t)(t - p->th);
-	if (ti > UINT16_MAX || ci > UINT16_MAX) {
-		pt->aborted = 1; /* more threads than an entry holds: the chunk is read again */
+	if (pt->nrate > NTP_RATE_MAX) {
+		pt->aborted = 1; /* not a memory failure: the chunk is read again */
 		return -1;
 	}
-	if (pt->nrate + 2 > pt->ratecap &&
-	    nt_grow((void **)&pt->rate, &pt->ratecap, pt->nrate + 2, sizeof *pt->rate))
+	if (pt->nrate + PRATE_MAX > pt->ratecap &&
+	    nt_grow((void **)&pt->rate, &pt->ratecap, pt->nrate + PRATE_MAX, 1))
 		return -1;
-	/* the first sample, one that goes back in time or one far ahead: its whole time */
 	uint64_t d = ev->timestamp - pt->rate_ts;
-	int far = !pt->nrate_samples || ev->timestamp < pt->rate_ts || d >= PRATE_FAR;
-	pt->rate[pt->nrate++] = (prate){far ? PRATE_FAR : (uint32_t)d, (uint16_t)ti, (uint16_t)ci};
-	if (far)
-		memcpy(&pt->rate[pt->nrate++], &ev->timestamp, sizeof ev->timestamp);
+	int abs = !pt->nrate_samples || ev->timestamp < pt->rate_ts || d >= ((uint64_t)1 << 60);
+	int cap = !pt->nrate_samples || ci != pt->rate_cap;
+	uint8_t *o = pt->rate + pt->nrate;
+	o = put_var(o, (abs ? 0 : d << 2) | (abs ? PRATE_ABS : 0) | (cap ? PRATE_CAP : 0));
+	if (cap)
+		o = put_var(o, ci);
+	if (abs) {
+		memcpy(o, &ev->timestamp, 8);
+		o += 8;
+	}
+	o = put_var(o, (uint64_t)(t - p->th));
+	pt->nrate = (size_t)(o - pt->rate);
 	pt->rate_ts = ev->timestamp;
+	pt->rate_cap = ci;
 	pt->nrate_samples++;
 	return 0;
 }
@@ -232,6 +269,7 @@ static int part_reset(nt_profile *q, const nt_trace_header *h, nt_error *err)
 	ntp_part *pt = q->part;
 	pt->nrate = pt->ncaps = pt->nev = pt->alen = pt->nfirst = pt->nrate_samples = 0;
 	pt->rate_ts = 0;
+	pt->rate_cap = 0;
 	pt->aborted = 0;
 	return nt_pauses_new(&s->pauses, err);
 }
@@ -531,14 +569,20 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 	s->info.gc_charged_ns += in->gc_charged_ns;
 	s->info.gc_charges += in->gc_charges;
 	/* the samples, in order, to the rate estimator */
-	uint64_t ts = 0;
-	for (size_t i = 0; i < pt->nrate; i++) {
-		const prate *e = &pt->rate[i];
-		if (e->dt == PRATE_FAR)
-			memcpy(&ts, &pt->rate[++i], sizeof ts);
-		else
-			ts += e->dt;
-		nt_rate_add(s->rate, ts, q->th[e->thread].tid, pt->caps[e->capture]);
+	uint64_t ts = 0, ci = 0;
+	for (const uint8_t *e = pt->rate, *end = pt->rate + pt->nrate; e < end;) {
+		uint64_t v, ti;
+		e = get_var(e, &v);
+		if (v & PRATE_CAP)
+			e = get_var(e, &ci);
+		if (v & PRATE_ABS) {
+			memcpy(&ts, e, 8);
+			e += 8;
+		} else {
+			ts += v >> 2;
+		}
+		e = get_var(e, &ti);
+		nt_rate_add(s->rate, ts, q->th[ti].tid, pt->caps[ci]);
 	}
 	/* the other events, in order: symbols, pauses, names, brackets (the threads' state
 	 * at the chunk's end) */
