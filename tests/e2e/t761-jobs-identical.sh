@@ -6,7 +6,8 @@
 # nettrace-info (text, JSON: its read with symbols) and nettrace-sql (every table of the
 # database, row by row) give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
 # two files at once, a gzip-compressed copy, NETTRACE_JOBS, and a truncated trace (its
-# warning and offset). Standard input is read on one thread whatever --jobs says.
+# warning and offset); and the same read in chunks of 4 KiB by two readers. Standard
+# input is read on one thread whatever --jobs says.
 . "$top_srcdir/tests/e2e/lib.sh"
 
 FOLD=$top_builddir/tools/nettrace-fold
@@ -104,6 +105,20 @@ else
 	fail "truncated trace: a warning with the offset"
 	diag "$(cat "$T/e1")"
 fi
+
+# Chunks (profile-chunks.c): with --jobs 2 or more, a trace file over twice the chunk size
+# is read in chunks by two readers whose partial profiles are merged; chunks of 4 KiB make
+# every bundled trace such a file, cut in up to hundreds of chunks.
+export NETTRACE_CHUNK_BYTES=4096
+for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); do
+	p=$TRACES/$f
+	identical "$f fold, 4 KiB chunks" "$FOLD" "$p"
+	identical "$f tree --by-category, 4 KiB chunks" "$TREE" --by-category "$p"
+	identical "$f flame speedscope, 4 KiB chunks" flame speedscope "$p"
+	identical "$f flame pprof, 4 KiB chunks" flame pprof "$p"
+done
+identical "truncated trace, 4 KiB chunks" "$FOLD" "$T/cut.nettrace"
+unset NETTRACE_CHUNK_BYTES
 
 # NETTRACE_JOBS, and its bad values
 NETTRACE_JOBS=2 "$FOLD" "$SENTRY" >"$T/env2" 2>&1
