@@ -48,7 +48,7 @@
  * smaller ones keep the two threads' shares even near the end. NETTRACE_CHUNK_BYTES (a
  * testing knob: the bundled traces are a few MB) overrides it. */
 #define NTP_CHUNK ((uint64_t)8 << 20)
-#define NTP_CHUNK_MIN ((uint64_t)4 << 10)
+#define NTP_CHUNK_MIN ((uint64_t)256)
 
 /* A partial's log of rate samples at most (bytes): a chunk longer than that (a file whose
  * sequence points are far apart) is read by the caller's thread, so that memory stays
@@ -570,18 +570,19 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 	s->info.gc_charges += in->gc_charges;
 	/* the samples, in order, to the rate estimator */
 	uint64_t ts = 0, ci = 0;
-	for (const uint8_t *e = pt->rate, *end = pt->rate + pt->nrate; e < end;) {
+	const uint8_t *rp = pt->rate, *rend = pt->nrate ? pt->rate + pt->nrate : pt->rate;
+	while (rp < rend) {
 		uint64_t v, ti;
-		e = get_var(e, &v);
+		rp = get_var(rp, &v);
 		if (v & PRATE_CAP)
-			e = get_var(e, &ci);
+			rp = get_var(rp, &ci);
 		if (v & PRATE_ABS) {
-			memcpy(&ts, e, 8);
-			e += 8;
+			memcpy(&ts, rp, 8);
+			rp += 8;
 		} else {
 			ts += v >> 2;
 		}
-		e = get_var(e, &ti);
+		rp = get_var(rp, &ti);
 		nt_rate_add(s->rate, ts, q->th[ti].tid, pt->caps[ci]);
 	}
 	/* the other events, in order: symbols, pauses, names, brackets (the threads' state

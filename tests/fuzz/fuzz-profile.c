@@ -12,9 +12,14 @@
  * system; the module map and the resolver's lookups are still exercised.
  * Compressed inputs (gzip, zip) that inflate to more than INFLATE_CAP bytes are skipped, as
  * in fuzz-reader.c (the cost would only be the size of the inflated stream).
+ * A quarter of the inputs are also read in chunks of 256 bytes by two readers (profile-chunks.c,
+ * which then merges what one reader saw of its chunks into the other's profile): the
+ * folded stacks and the session's counts must be those of the single-thread read.
  * Build and run: tests/fuzz/run-fuzz.sh -T profile. */
+#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz-inflate.h"
@@ -136,9 +141,55 @@ static void exports(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *si
 	nt_stacks_free(s);
 }
 
+/* The folded stacks and session counts of data read with jobs (NONE mode, no time
+ * histograms: what a chunked read allows), into *mb; the profile's result code. */
+static int fold_of(const uint8_t *data, size_t size, unsigned jobs, nt_membuf *mb)
+{
+	nt_error err;
+	nt_error_clear(&err);
+	nt_reader *r = NULL;
+	nt_reader_opts ro = {sizeof ro, 0, "fuzz"};
+	nt_profile_opts o;
+	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
+	o.jobs = jobs;
+	nt_profile *p = NULL;
+	int rc = nt_reader_open_mem(&r, data, size, &ro, &err);
+	if (!rc)
+		rc = nt_profile_new(&p, &o, &err);
+	if (!rc)
+		rc = nt_profile_add_trace(p, r, "fuzz", &err);
+	if (!rc)
+		rc = nt_profile_finish(p, &err);
+	nt_sink sink = nt_sink_membuf(mb);
+	if (!rc) {
+		nt_fold_opts fo = {sizeof fo, 0, 1, 0, 0, 0};
+		rc = nt_fold_write(p, &fo, &sink, &err);
+		const nt_session_info *si = nt_profile_session(p, 0);
+		if (!rc && si) {
+			uint64_t v[] = {si->samples, si->samples_selected, si->first_ts, si->last_ts,
+					si->lost_events, (uint64_t)si->truncated, si->gc_charges,
+					(uint64_t)si->gc_charged_ns, si->rate->rounds};
+			rc = sink.write(sink.ctx, v, sizeof v);
+		}
+	}
+	nt_profile_free(p);
+	nt_reader_free(r);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (size % 4 == 1 && !too_big_when_inflated(data, size)) {
+		setenv("NETTRACE_CHUNK_BYTES", "256", 1);
+		nt_membuf a = {NULL, 0, 0}, b = {NULL, 0, 0};
+		int ra = fold_of(data, size, 1, &a), rb = fold_of(data, size, 2, &b);
+		if (ra != rb || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0))
+			__builtin_trap(); /* the chunked read differs from the single one */
+		nt_membuf_free(&a);
+		nt_membuf_free(&b);
+	}
 	if (too_big_when_inflated(data, size))
 		return 0;
 	nt_error err;
