@@ -4,7 +4,8 @@
 # SampleProfiler of the pyroscope .NET agent) on the same generated trace: medians over N
 # interleaved runs of wall time, CPU time (user + system: the steadier figure on a shared
 # machine) and peak RSS of `nettrace-fold --compat=pyroscope` (our copy of dotnetdiag's
-# attribution), `nettrace-fold --jobs 1` and dotnetdiag, the ratios dotnetdiag / ours, and
+# attribution), `nettrace-fold --jobs 1`, `nettrace-fold` (the default --jobs: the CPUs,
+# the trace read in chunks on two threads) and dotnetdiag, the ratios dotnetdiag / ours, and
 # whether dotnetdiag's folded stacks equal ours (sorted). This is a benchmark, not a test.
 #
 #   bench/bench-dotnetdiag.sh [-n RUNS] [-s "SIZE..."]
@@ -40,6 +41,7 @@ SIZES=${SIZES:-40M}
 CC=${CC:-cc}
 GO=${GO:-go}
 BENCH_CFLAGS=${BENCH_CFLAGS:--O2 -g}
+NCPU=$(nproc 2>/dev/null || echo 1) # nettrace-fold's default --jobs
 DOTNETDIAG=${DOTNETDIAG-}
 DOTNETDIAG_SRC=${DOTNETDIAG_SRC-}
 . "$TOP/bench/lib-build.sh"
@@ -129,6 +131,7 @@ for s in $SIZES; do
 		# interleaved, so slow phases of a noisy machine hit every program alike
 		measure "$s" compat "$FOLD" --compat=pyroscope "$f"
 		measure "$s" fold "$FOLD" --jobs 1 "$f"
+		measure "$s" foldn "$FOLD" "$f"
 		[ -n "$DD" ] && measure "$s" dotnetdiag "$DD" "$f"
 		i=$((i + 1))
 	done
@@ -145,6 +148,7 @@ label() {
 	case $1 in
 	compat) echo "nettrace-fold --compat=pyroscope" ;;
 	fold) echo "nettrace-fold --jobs 1" ;;
+	foldn) echo "nettrace-fold (--jobs $NCPU)" ;;
 	dotnetdiag) echo "dotnetdiag (SampleProfiler)" ;;
 	esac
 }
@@ -159,7 +163,7 @@ for s in $SIZES; do
 	echo
 	printf '  %-34s %9s %7s | %9s %7s | %9s\n' "$s trace, $bytes bytes" "wall (s)" "MB/s" \
 		"cpu (s)" "MB/s" "peak RSS"
-	for w in compat fold dotnetdiag; do
+	for w in compat fold foldn dotnetdiag; do
 		t=$(median "$s" $w 3)
 		[ "$t" = - ] && continue
 		echo "$t $(median "$s" $w 4) $(median "$s" $w 5) $bytes" | awk -v l="$(label $w)" '{
@@ -170,7 +174,7 @@ for s in $SIZES; do
 		echo "  dotnetdiag: $DD_SKIP"
 		continue
 	fi
-	for w in compat fold; do
+	for w in compat fold foldn; do
 		echo "$(median "$s" dotnetdiag 3) $(median "$s" $w 3) $(median "$s" dotnetdiag 4) $(median "$s" $w 4)" |
 			awk -v l="$(label $w)" '{ printf "  dotnetdiag / %-32s wall %6.1fx   cpu %6.1fx\n", l,
 				($2 > 0) ? $1 / $2 : 0, ($4 > 0) ? $3 / $4 : 0 }'
@@ -190,6 +194,7 @@ echo
 echo "--compat=pyroscope charges each interval to the sample that ends it, as dotnetdiag does;"
 echo "it runs with the default --jobs ($(nproc 2>/dev/null || echo '?') here: a second thread decodes when there are 2 CPUs)."
 echo "--jobs 1 is the default attribution (the inferred interval per sample), on one thread;"
+echo "--jobs $NCPU the same read in chunks by two threads (the default: the CPUs there are);"
 echo "dotnetdiag is Go: its garbage collector runs on other threads too."
 echo "goal: nettrace-fold >= 20x faster than dotnetdiag on the same file."
 exit 0

@@ -345,17 +345,21 @@ NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
 
 /* A second reader of r's input from its start, with r's options: a regular file (opened
  * again) or memory, uncompressed, V4/V5, in timestamp order, of at least min_size bytes.
- * Fails with NT_EUNSUPPORTED for another input, else as the open does. */
+ * Fails with NT_EUNSUPPORTED for another input, else as the open does. The caller frees
+ * *out with nt_reader_free(); it is independent of r (another thread may use it). */
 NT_API int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out,
 			    nt_error *err);
+
+#define NT_CHUNK_TRACK 1u /* nt_reader_chunk_begin(): record sequence numbers */
 /* A chunk of length len (0: to the end) starts here, at a chunk's start: nt_reader_next()
  * returns 0 after its last event, as at the end of the input, and then
  * nt_reader_chunk_stopped() is 1 (0 when the input ended). NT_CHUNK_TRACK: the capture
  * threads start with no sequence number (so the first of each counts no loss) and the
  * lost-event counts at 0; each thread's first number is recorded
  * (nt_reader_chunk_thread()). */
-#define NT_CHUNK_TRACK 1u
 NT_API void nt_reader_chunk_begin(nt_reader *r, uint64_t len, unsigned flags);
+/* Returns 1 when the last nt_reader_next() that returned 0 ended at a chunk's end, 0 when
+ * it ended with the input (or r is NULL). */
 NT_API int nt_reader_chunk_stopped(const nt_reader *r);
 /* Passes the chunk of length len that starts here, decoding only its metadata: 1 at the
  * next chunk's start, 0 when the input ends first, < 0 on failure. The sequence points
@@ -367,9 +371,12 @@ NT_API int nt_reader_chunk_skip(nt_reader *r, uint64_t len, nt_error *err);
  * last. */
 NT_API int nt_reader_chunk_thread(const nt_reader *r, size_t i, uint64_t *tid, int *kind,
 				  uint32_t *first, uint32_t *last, uint64_t *lost);
-/* A capture thread's last sequence number (0 none yet); setting it, with lost events to
- * add (what another reader found in the chunks this one passed). 0, or NT_ENOMEM. */
+/* A capture thread's last sequence number (0 none yet). Returns 0, or NT_ENOMEM when the
+ * thread is new and its entry cannot be made. */
 NT_API int nt_reader_thread_seq(nt_reader *r, uint64_t tid, uint32_t *last);
+/* Sets a capture thread's last sequence number and adds lost events to its count and the
+ * reader's (what another reader found in the chunks this one passed). Returns 0, or
+ * NT_ENOMEM. */
 NT_API int nt_reader_set_thread_seq(nt_reader *r, uint64_t tid, uint32_t last, uint64_t lost);
 
 /* All metadata records seen so far, by index 0..n-1 (borrowed, valid for the reader's
