@@ -187,6 +187,11 @@ static int load_profile(tool *t, profile_args *a, side *sd)
 	nt_profile_opts po = a->popts;
 	po.progress_fn = tool_progress_update;
 	po.progress_ctx = &pg;
+	/* --jobs: every input is in memory here (a file mapped, standard input read), which
+	 * two readers can share */
+	int jrc = profile_jobs(t, a, NULL, 0, &po.jobs);
+	if (jrc)
+		return jrc;
 	if (nt_profile_new(&sd->p, &po, &err))
 		return tool_error(t, NULL, &err);
 	for (size_t i = 0; i < sd->n; i++) {
