@@ -377,8 +377,10 @@ echo "goals: nettrace-info --no-symbols (decode, counts) >= 0.6 GB/s and nettrac
 echo "--jobs 1 >= 0.3 GB/s on one core; see the CPU GB/s column (one core's throughput)."
 echo "nettrace-info without --no-symbols also builds a profile in the same read, whose"
 echo "finish resolves the samples' frames, as the profile tools do."
-echo "--jobs $NCPU decodes on a second thread (the hand-over costs CPU time; wall time shrinks"
-echo "when a second core is free: compare wall times on an idle machine)."
+echo "nettrace-fold --jobs $NCPU reads the trace in chunks on two threads, each with a reader,"
+echo "and merges them; nettrace-info --jobs $NCPU decodes on a second thread (its per-event"
+echo "counting hook needs one stream). Both cost CPU time; wall time shrinks when a second"
+echo "core is free: compare wall times on an idle machine)."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
 
