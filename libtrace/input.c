@@ -340,6 +340,43 @@ int nt_in_peek(nt_input *in, size_t n, const uint8_t **p, size_t *avail, nt_erro
 	return 0;
 }
 
+int nt_in_skip(nt_input *in, uint64_t n, nt_error *err)
+{
+	if (in->direct) {
+		uint64_t left = in->memlen - in->offset;
+		in->offset += n < left ? n : left;
+		return n > left;
+	}
+	size_t have = in->end - in->start;
+	if (n <= have) {
+		nt_in_consume(in, (size_t)n);
+		return 0;
+	}
+	uint64_t rest = n - have;
+	in->start = in->end = 0;
+	in->offset += have;
+	if (!in->z && in->start_pos >= 0 && in->known_size != UINT64_MAX &&
+	    rest <= in->known_size - (in->offset < in->known_size ? in->offset : in->known_size) &&
+	    rest <= (uint64_t)INT64_MAX && lseek(in->fd, (off_t)rest, SEEK_CUR) >= 0) {
+		in->offset += rest;
+		return 0;
+	}
+	/* read and drop: a pipe, or a file that ends first */
+	while (rest) {
+		const uint8_t *p;
+		size_t avail, want = rest < READ_CHUNK ? (size_t)rest : READ_CHUNK;
+		int rc = nt_in_peek(in, want, &p, &avail, err);
+		if (rc < 0)
+			return rc;
+		size_t got = rc == 1 ? avail : want;
+		nt_in_consume(in, got);
+		rest -= got;
+		if (rc == 1)
+			return 1;
+	}
+	return 0;
+}
+
 void nt_in_consume(nt_input *in, size_t n)
 {
 	if (in->direct) {

@@ -50,6 +50,10 @@ const char *nt_in_kind(const nt_input *in);
  * caller (NT_MAX_BLOCK_SIZE); the buffer only grows as data really arrives. */
 int nt_in_peek(nt_input *in, size_t n, const uint8_t **p, size_t *avail, nt_error *err);
 void nt_in_consume(nt_input *in, size_t n);
+/* Passes n bytes without reading them where it can (memory; a regular file, by seeking
+ * past what is not buffered yet); the input may end first. Returns 0, 1 when it ended
+ * before n bytes, < 0 on a read error. */
+int nt_in_skip(nt_input *in, uint64_t n, nt_error *err);
 /* Bytes seen so far: consumed plus read ahead; after a truncated end, the input size. */
 uint64_t nt_in_seen(const nt_input *in);
 /* Bytes that may remain (UINT64_MAX if unknown). */

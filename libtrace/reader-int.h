@@ -190,6 +190,7 @@ struct nt_reader {
 	uint64_t chunk_end;
 	int chunk_stop;
 	int chunk_track;
+	int chunk_passing;    /* nt_reader_chunk_skip(): event and stack blocks go unread */
 	char warning[256];
 	uint64_t warning_offset;
 	size_t trunc_need, trunc_have; /* a cut object header: bytes needed and present */
