@@ -25,6 +25,10 @@
  *  - the GC pauses a thread sat in between its last sample before the chunk and its first
  *    in it: charged at the merge, to a group the partial made in its place (the groups
  *    are numbered in the order of their first sample, as the single read numbers them);
+ *  - NT_COMPAT_PYROSCOPE's per-thread state (the interval a sample ends starts at the
+ *    thread's sample before, of its kind): a thread's first Managed or External sample in
+ *    a chunk is charged at the merge, with the state before the chunk; any start leaves
+ *    the same state after it, up to what is never read again;
  *  - each capture thread's sequence numbers (lost events): the helper's reader starts
  *    each chunk from none, records each thread's first number, and the merge counts the
  *    loss against the number before the chunk.
@@ -35,9 +39,10 @@
  * caller's read then fails or stops exactly where a single read would). After a chunk of
  * the last two kinds the helper stops and the rest is read without it.
  *
- * Used when nt_profile_opts.jobs >= 2, the weights are inferred (NT_COMPAT_NONE), no hook
+ * Used when nt_profile_opts.jobs >= 2, the weights are not TraceEvent's, no hook
  * sees events or samples as they come, no sequence or time histograms are kept, and the
- * input can be opened twice (a regular file or memory, V4/V5, not compressed). */
+ * input can be opened twice (a regular file or memory, V4/V5, not compressed; either order:
+ * pyroscope's mode reads in file order). */
 #include "profile-int.h"
 
 #include <pthread.h>
@@ -79,6 +84,17 @@ static const unsigned char ntp_own[NTP_PERIOD] = {1, 0, 1, 0, 0, 1, 0};
 #define PRATE_ABS 2u
 #define PRATE_MAX 30u /* bytes one sample takes at most */
 
+/* NT_COMPAT_PYROSCOPE: a thread's first sample in the chunk (kind 0: its time) or its
+ * first Managed or External one (kind 1: pyro_log()'s arguments). */
+typedef struct ppyro {
+	uint32_t thread;   /* index into the partial's threads */
+	uint32_t kind;
+	uint64_t ts;
+	int64_t rel;
+	int64_t group;     /* the partial's, -1 none */
+	uint32_t type;
+} ppyro;
+
 /* A thread's first sample in the chunk. */
 typedef struct pfirst {
 	uint32_t thread;   /* index into the partial's threads */
@@ -101,6 +117,8 @@ struct ntp_part {
 	size_t alen, acap;
 	pfirst *first;
 	size_t nfirst, firstcap;
+	ppyro *pyro;
+	size_t npyro, pyrocap;
 	int aborted;
 };
 
@@ -212,6 +230,37 @@ int ntp_part_first(nt_profile *p, psession *s, pthread_state *t, int64_t now)
 	return 0;
 }
 
+static int pyro_put(ntp_part *pt, ppyro e)
+{
+	if (nt_grow((void **)&pt->pyro, &pt->pyrocap, pt->npyro + 1, sizeof *pt->pyro))
+		return -1;
+	pt->pyro[pt->npyro++] = e;
+	return 0;
+}
+
+int ntp_part_pyro_first(nt_profile *p, const pthread_state *t, uint64_t ts)
+{
+	return pyro_put(p->part, (ppyro){(uint32_t)(t - p->th), 0, ts, 0, -1, 0});
+}
+
+int ntp_part_pyro_defer(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi,
+			uint32_t type)
+{
+	if (pyro_put(p->part, (ppyro){(uint32_t)(t - p->th), 1, 0, rel, gi, type}))
+		return -1;
+	/* whatever the state before, a Managed sample leaves last_ext negative (only its
+	 * sign is read again) and last_man its time; an External one leaves last_ext its
+	 * time, and last_man as it was until a Managed sample sets it */
+	t->part_pyro = 1;
+	if (type == NT_SAMPLE_MANAGED) {
+		t->last_ext = -1;
+		t->last_man = rel;
+	} else {
+		t->last_ext = rel;
+	}
+	return 0;
+}
+
 int ntp_part_event(nt_profile *p, const nt_event *ev)
 {
 	ntp_part *pt = p->part;
@@ -268,6 +317,7 @@ static int part_reset(nt_profile *q, const nt_trace_header *h, nt_error *err)
 	s->in_gc = 0;
 	ntp_part *pt = q->part;
 	pt->nrate = pt->ncaps = pt->nev = pt->alen = pt->nfirst = pt->nrate_samples = 0;
+	pt->npyro = 0;
 	pt->rate_ts = 0;
 	pt->rate_cap = 0;
 	pt->aborted = 0;
@@ -286,6 +336,7 @@ static void part_free(nt_profile *q)
 		free(pt->evoff);
 		free(pt->arena);
 		free(pt->first);
+		free(pt->pyro);
 		free(pt);
 	}
 	nt_profile_free(q);
@@ -488,6 +539,29 @@ static int merge_first(nt_profile *p, psession *s, uint32_t ti, const pfirst *f,
 	return 0;
 }
 
+/* pyroscope's pyro_log() for a thread's first Managed or External sample e in a chunk,
+ * against t's state before the chunk: 1 and the interval *w when it charges one. */
+static int pyro_first(const nt_profile *p, const pthread_state *t, const ppyro *e, double *w)
+{
+	int managed_only = p->o.managed_only;
+	if (e->type == NT_SAMPLE_MANAGED) {
+		if (t->last_ext == 0)
+			return 0;
+		if (t->last_ext < 0) {
+			*w = (double)(e->rel - t->last_man);
+			return t->last_man > 0;
+		}
+		*w = (double)(e->rel - t->last_ext);
+		return !managed_only;
+	}
+	if (t->last_ext >= 0) {
+		*w = (double)(e->rel - t->last_ext);
+		return t->last_ext > 0 && !managed_only;
+	}
+	*w = (double)(e->rel - t->last_man);
+	return t->last_man > 0;
+}
+
 /* Merges partial q (chunk of slot sl) into session si of p, whose reader r has just
  * passed the chunk. */
 static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const pslot *sl,
@@ -499,7 +573,8 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 	int rc = 0;
 	uint32_t *tmap = malloc((q->nth ? q->nth : 1) * sizeof *tmap);
 	uint32_t *smap = malloc((q->nstacks ? q->nstacks : 1) * sizeof *smap);
-	if (!tmap || !smap) {
+	int64_t *gmap = malloc((q->ngroups ? q->ngroups : 1) * sizeof *gmap);
+	if (!tmap || !smap || !gmap) {
 		rc = NOMEM(p, err);
 		goto out;
 	}
@@ -534,6 +609,7 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 			goto out;
 		}
 		uint32_t ti = tmap[qti];
+		gmap[i] = -1;
 		if (g->stack == NTP_PH_STACK) {
 			if (nf >= pt->nfirst || pt->first[nf].thread != qti) {
 				rc = nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "chunk merge: first samples");
@@ -552,6 +628,7 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 			rc = NOMEM(p, err);
 			goto out;
 		}
+		gmap[i] = gi;
 		group *pg = &p->groups[gi];
 		pg->samples += g->samples;
 		pg->weight += g->weight;
@@ -568,6 +645,23 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 	s->info.samples_selected += in->samples_selected;
 	s->info.gc_charged_ns += in->gc_charged_ns;
 	s->info.gc_charges += in->gc_charges;
+	s->info.samples_unordered += in->samples_unordered;
+	/* pyroscope: each thread's first sample against its sample before the chunk, and its
+	 * first interval, which depends on its state then */
+	for (size_t i = 0; i < pt->npyro; i++) {
+		const ppyro *e = &pt->pyro[i];
+		const pthread_state *t = &p->th[tmap[e->thread]];
+		if (e->kind == 0) {
+			s->info.samples_unordered += e->ts < t->pyro_ts;
+			continue;
+		}
+		double w;
+		if (pyro_first(p, t, e, &w) && e->group >= 0) {
+			group *pg = &p->groups[gmap[e->group]];
+			pg->samples++;
+			pg->weight += w;
+		}
+	}
 	/* the samples, in order, to the rate estimator */
 	uint64_t ts = 0, ci = 0;
 	const uint8_t *rp = pt->rate, *rend = pt->nrate ? pt->rate + pt->nrate : pt->rate;
@@ -600,6 +694,15 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 		if (!qt->seen)
 			continue;
 		pthread_state *t = &p->th[tmap[i]];
+		if (p->o.compat == NT_COMPAT_PYROSCOPE) {
+			t->pyro_ts = qt->pyro_ts;
+			if (qt->part_pyro) {
+				t->last_ext = qt->last_ext;
+				if (qt->last_man != INT64_MIN)
+					t->last_man = qt->last_man;
+			}
+			continue;
+		}
 		t->seen = 1;
 		t->last_ns = qt->last_ns;
 		t->last_stack = qt->last_stack >= 0 ? (int64_t)smap[qt->last_stack] : -1;
@@ -628,6 +731,7 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 out:
 	free(tmap);
 	free(smap);
+	free(gmap);
 	return rc;
 }
 
@@ -636,7 +740,7 @@ out:
 int ntp_chunks_usable(const nt_profile *p)
 {
 	const nt_profile_opts *o = &p->o;
-	return o->jobs >= 2 && o->compat == NT_COMPAT_NONE && !o->read_fn && !o->event_fn &&
+	return o->jobs >= 2 && o->compat != NT_COMPAT_TRACEEVENT && !o->read_fn && !o->event_fn &&
 	       !o->sample_fn && !o->charge_fn && !o->sequence && !o->when;
 }
 

@@ -77,6 +77,8 @@ typedef struct pthread_state {
 	int waiting;         /* inside WaitHandleWaitStart..Stop */
 	/* pyroscope */
 	int64_t last_ext, last_man;
+	uint8_t part_pyro;   /* a partial's thread: its first interval was deferred to the merge
+				(last_man: INT64_MIN until a Managed sample sets it) */
 	uint64_t pyro_ts;    /* raw time of the thread's previous sample (samples_unordered) */
 	/* TraceEvent */
 	double te_last_block;  /* 0 uninit, >0 blocked since, <0 running since -t */
@@ -228,6 +230,13 @@ int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev);
 int ntp_part_first(nt_profile *p, psession *s, pthread_state *t, int64_t now);
 int ntp_part_event(nt_profile *p, const nt_event *ev);
 int ntp_part_abort(nt_profile *p, const char *what, nt_error *err);
+/* NT_COMPAT_PYROSCOPE in a partial: a thread's first sample in the chunk (ts: whether it is
+ * older than the thread's sample before the chunk), and its first Managed or External
+ * sample, whose interval depends on the thread's state before the chunk: recorded for the
+ * merge, the thread's state set as any start would leave it. 0, or -1 out of memory. */
+int ntp_part_pyro_first(nt_profile *p, const pthread_state *t, uint64_t ts);
+int ntp_part_pyro_defer(nt_profile *p, pthread_state *t, int64_t rel, int64_t gi,
+			uint32_t type);
 /* Whether p's options allow reading in chunks (opts.jobs >= 2 among them). */
 int ntp_chunks_usable(const nt_profile *p);
 /* Reads trace r into session si in chunks on two threads: 0 at the end, < 0 on failure

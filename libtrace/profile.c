@@ -322,8 +322,10 @@ static __attribute__((noinline)) pthread_state *find_thread(nt_profile *p, uint3
 		t->session = session;
 		t->te_cpu_group = t->te_block_group = -1;
 		t->last_stack = -1;
-		if (p->part) /* what brackets it at the chunk's start is the whole trace's */
+		if (p->part) { /* what brackets it at the chunk's start is the whole trace's */
 			t->contention = t->waiting = NTP_UNKNOWN;
+			t->last_man = INT64_MIN;
+		}
 		prev = p->last_th ? &p->th[p->last_th - 1] : NULL; /* p->th may have moved */
 	}
 	if (prev)
@@ -702,13 +704,25 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		/* the tools read this mode in file order (a thread's samples are then in time
 		 * order when one capture thread wrote them all, as the runtime's sampler does);
 		 * count those that are not, so that the tools can say so */
-		if (ev->timestamp < t->pyro_ts)
+		if (p->part && !t->seen) {
+			/* a chunk's partial: the thread's sample before is the merge's */
+			t->seen = 1;
+			if (ntp_part_pyro_first(p, t, ev->timestamp))
+				return NOMEM(p, err);
+		} else if (ev->timestamp < t->pyro_ts) {
 			s->info.samples_unordered++;
+		}
 		t->pyro_ts = ev->timestamp;
 		if (ev->timestamp < s->header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
 		uint64_t per_tick = 1000000000ull / s->header.qpc_frequency;
 		int64_t rel = (int64_t)((ev->timestamp - s->header.sync_qpc) * per_tick);
+		if (p->part && !t->part_pyro &&
+		    (type == NT_SAMPLE_MANAGED || type == NT_SAMPLE_EXTERNAL)) {
+			if (rel <= 0) /* its state after could be "none yet": not known here */
+				return ntp_part_abort(p, "a sample at the session's start", err);
+			return ntp_part_pyro_defer(p, t, rel, gi, type) ? NOMEM(p, err) : 0;
+		}
 		return pyro_log(p, t, rel, gi, type, ev, err);
 	}
 	double tms = (double)(int64_t)(ev->timestamp - s->header.sync_qpc) * 1000.0 /

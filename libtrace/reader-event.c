@@ -697,13 +697,17 @@ static __attribute__((noinline)) int reader_next(nt_reader *r, const nt_event **
 				}
 				ntr_finish_block(r);
 			}
-			if (r->done)
+			if (r->done || r->chunk_stop)
 				return 0;
 			rc = read_block(r, &kind, err);
 			if (rc <= 0)
 				return rc;
-			if (kind == BLK_SP)
+			if (kind == BLK_SP) {
 				ntr_reset_stacks(r);
+				/* a chunk's end (the block is consumed below) */
+				if (r->chunk_end && r->in.offset + r->blk_consume >= r->chunk_end)
+					r->chunk_stop = 1;
+			}
 			if (kind == BLK_EVENT)
 				r->in_block = 1;
 			else

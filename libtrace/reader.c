@@ -409,8 +409,8 @@ int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out, nt_
 	if (!r)
 		return nt_fail(err, NT_EINVAL, NT_NO_OFFSET, "NULL reader");
 	nt_reader_opts o = {sizeof o, r->flags, r->name};
-	if (r->v6 || r->in.z != NT_Z_NONE || (r->flags & NT_READ_FILE_ORDER) ||
-	    r->in.known_size == UINT64_MAX || r->in.known_size < min_size)
+	if (r->v6 || r->in.z != NT_Z_NONE || r->in.known_size == UINT64_MAX ||
+	    r->in.known_size < min_size)
 		return nt_fail(err, NT_EUNSUPPORTED, NT_NO_OFFSET, "input cannot be read in chunks");
 	if (r->in.direct)
 		return nt_reader_open_mem(out, r->in.mem, r->in.memlen, &o, err);

@@ -341,10 +341,10 @@ NT_API const char *nt_reader_warning(const nt_reader *r, uint64_t *offset);
  * without talking, and nothing of the compressed headers, the stacks or the time order
  * crosses a chunk's start. What does: the metadata (a reader that passes a chunk still
  * reads it) and each capture thread's sequence numbers (lost events), which one reader
- * can hand to another. For V4/V5 files read in timestamp order. */
+ * can hand to another. For V4/V5 files, in either order. */
 
 /* A second reader of r's input from its start, with r's options: a regular file (opened
- * again) or memory, uncompressed, V4/V5, in timestamp order, of at least min_size bytes.
+ * again) or memory, uncompressed, V4/V5, of at least min_size bytes.
  * Fails with NT_EUNSUPPORTED for another input, else as the open does. The caller frees
  * *out with nt_reader_free(); it is independent of r (another thread may use it). */
 NT_API int nt_reader_reopen(const nt_reader *r, uint64_t min_size, nt_reader **out,

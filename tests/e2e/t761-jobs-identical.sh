@@ -113,6 +113,7 @@ export NETTRACE_CHUNK_BYTES=4096
 for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); do
 	p=$TRACES/$f
 	identical "$f fold, 4 KiB chunks" "$FOLD" "$p"
+	identical "$f fold --compat=pyroscope, 4 KiB chunks" "$FOLD" --compat=pyroscope "$p"
 	identical "$f tree --by-category, 4 KiB chunks" "$TREE" --by-category "$p"
 	identical "$f flame speedscope, 4 KiB chunks" flame speedscope "$p"
 	identical "$f flame pprof, 4 KiB chunks" flame pprof "$p"

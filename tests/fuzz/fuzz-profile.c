@@ -12,9 +12,10 @@
  * system; the module map and the resolver's lookups are still exercised.
  * Compressed inputs (gzip, zip) that inflate to more than INFLATE_CAP bytes are skipped, as
  * in fuzz-reader.c (the cost would only be the size of the inflated stream).
- * A quarter of the inputs are also read in chunks of 256 bytes by two readers (profile-chunks.c,
- * which then merges what one reader saw of its chunks into the other's profile): the
- * folded stacks and the session's counts must be those of the single-thread read.
+ * Half of the inputs are also read in chunks of 256 bytes by two readers (profile-chunks.c,
+ * which then merges what one reader saw of its chunks into the other's profile), with the
+ * default attribution or pyroscope's: the folded stacks and the session's counts must be
+ * those of the single-thread read.
  * Build and run: tests/fuzz/run-fuzz.sh -T profile. */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -143,16 +144,19 @@ static void exports(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *si
 
 /* The folded stacks and session counts of data read with jobs (NONE mode, no time
  * histograms: what a chunked read allows), into *mb; the profile's result code. */
-static int fold_of(const uint8_t *data, size_t size, unsigned jobs, nt_membuf *mb)
+static int fold_of(const uint8_t *data, size_t size, unsigned jobs, int compat, nt_membuf *mb)
 {
 	nt_error err;
 	nt_error_clear(&err);
 	nt_reader *r = NULL;
-	nt_reader_opts ro = {sizeof ro, 0, "fuzz"};
+	/* pyroscope's mode reads in file order, as the tools do */
+	nt_reader_opts ro = {sizeof ro, compat == NT_COMPAT_PYROSCOPE ? NT_READ_FILE_ORDER : 0u,
+			     "fuzz"};
 	nt_profile_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;
 	o.jobs = jobs;
+	o.compat = compat;
 	nt_profile *p = NULL;
 	int rc = nt_reader_open_mem(&r, data, size, &ro, &err);
 	if (!rc)
@@ -169,7 +173,8 @@ static int fold_of(const uint8_t *data, size_t size, unsigned jobs, nt_membuf *m
 		if (!rc && si) {
 			uint64_t v[] = {si->samples, si->samples_selected, si->first_ts, si->last_ts,
 					si->lost_events, (uint64_t)si->truncated, si->gc_charges,
-					(uint64_t)si->gc_charged_ns, si->rate->rounds};
+					(uint64_t)si->gc_charged_ns, si->rate->rounds,
+					si->samples_unordered};
 			rc = sink.write(sink.ctx, v, sizeof v);
 		}
 	}
@@ -181,10 +186,11 @@ static int fold_of(const uint8_t *data, size_t size, unsigned jobs, nt_membuf *m
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size % 4 == 1 && !too_big_when_inflated(data, size)) {
+	if (size % 4 != 0 && size % 4 != 2 && !too_big_when_inflated(data, size)) {
+		int compat = size % 4 == 1 ? NT_COMPAT_NONE : NT_COMPAT_PYROSCOPE;
 		setenv("NETTRACE_CHUNK_BYTES", "256", 1);
 		nt_membuf a = {NULL, 0, 0}, b = {NULL, 0, 0};
-		int ra = fold_of(data, size, 1, &a), rb = fold_of(data, size, 2, &b);
+		int ra = fold_of(data, size, 1, compat, &a), rb = fold_of(data, size, 2, compat, &b);
 		if (ra != rb || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0))
 			__builtin_trap(); /* the chunked read differs from the single one */
 		nt_membuf_free(&a);

@@ -183,6 +183,19 @@ static int write_trace(nt_membuf *mb, const wopts *o)
 			seq += rnd(500) == 0 ? 3 + rnd(5) : 1;
 			put(&c, sid, tid, 7, t + 2000 * (uint64_t)i, ip, depth, &p, seq);
 		}
+		/* a second sampler (capture thread 17) now and then, whose samples of thread
+		 * 100 land between the first sampler's in time but not in the file */
+		if (r % 50 == 7 && !(gc_open && gc_reason == 1)) {
+			uint64_t ip[8];
+			memcpy(ip, stacks[r % NSTACKS], sizeof ip);
+			pbuf p = {{0}, 0};
+			pb_u32(&p, 2);
+			if (o->clocked) {
+				pb_u64(&p, cpu[0]);
+				pb_u32(&p, 1);
+			}
+			put(&c, sid, 100, 17, t - 400000, ip, 4, &p, 0);
+		}
 		if (r % o->sp_rounds == o->sp_rounds - 1 && nt_writer_sequence_point(c.w, &c.err))
 			c.bad = 1;
 		if (r % 997 == 5) {
@@ -263,6 +276,9 @@ typedef struct result {
 	uint64_t merged, reread;
 } result;
 
+/* The compat mode of the profiles (pyroscope's reads in file order, as the tools do). */
+static int g_compat = NT_COMPAT_NONE;
+
 /* The profile of the trace at path (or in buf) with opts.jobs = jobs. */
 static void profile(const char *path, const void *buf, size_t len, unsigned jobs, result *res)
 {
@@ -273,9 +289,11 @@ static void profile(const char *path, const void *buf, size_t len, unsigned jobs
 	memset(&po, 0, sizeof po);
 	po.sz = sizeof po;
 	po.jobs = jobs;
+	po.compat = g_compat;
 	nt_profile *p = NULL;
 	nt_reader *r = NULL;
-	nt_reader_opts ro = {sizeof ro, 0, "t"};
+	nt_reader_opts ro = {sizeof ro, g_compat == NT_COMPAT_PYROSCOPE ? NT_READ_FILE_ORDER : 0u,
+			     "t"};
 	int rc = nt_profile_new(&p, &po, &err);
 	if (!rc)
 		rc = path ? nt_reader_open_file(&r, path, &ro, &err)
@@ -296,6 +314,7 @@ static void profile(const char *path, const void *buf, size_t len, unsigned jobs
 		     " lost %" PRIu64 " trunc %d gc %.17g/%" PRIu64 " clocked %" PRIu64 "\n",
 		     si->samples, si->samples_selected, si->first_ts, si->last_ts, si->lost_events,
 		     si->truncated, si->gc_charged_ns, si->gc_charges, si->clocked_samples);
+		dput(&res->d, "unordered %" PRIu64 "\n", si->samples_unordered);
 		dput(&res->d,
 		     "rate %.17g %.17g %.17g %.17g cv %.17g rounds %" PRIu64 " threads %" PRIu64
 		     " gaps %" PRIu64 " pt %.17g\n",
@@ -444,6 +463,28 @@ static void test_equal(void)
 	nt_membuf_free(&mb);
 }
 
+/* pyroscope's attribution charges each interval to the sample that ends it, by a state
+ * per thread that crosses chunks: the merge settles each thread's first interval. */
+static void test_pyroscope(void)
+{
+	nt_membuf mb;
+	memset(&mb, 0, sizeof mb);
+	wopts o = {0, 5000, 30};
+	if (!ok(write_trace(&mb, &o) == 0, "a trace written for pyroscope's mode"))
+		return;
+	g_compat = NT_COMPAT_PYROSCOPE;
+	result want;
+	profile(NULL, mb.data, mb.len, 1, &want);
+	ok(want.rc == 0 && want.d.n > 1000 && !strstr(want.d.s, "unordered 0\n"),
+	   "--compat=pyroscope --jobs 1 reads it, samples out of their thread's order among them");
+	unsigned sizes[] = {4096, 6000, 30000};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		same_as(&want, NULL, mb.data, mb.len, sizes[i], "pyroscope", 1, 0);
+	free(want.d.s);
+	g_compat = NT_COMPAT_NONE;
+	nt_membuf_free(&mb);
+}
+
 /* Samples with a CPU clock carry their cpu/ready split from sample to sample: the second
  * thread gives such a chunk back, and the first reads the rest itself. */
 static void test_clocked(void)
@@ -546,6 +587,7 @@ static void test_reader_api(void)
 int main(void)
 {
 	test_equal();
+	test_pyroscope();
 	test_clocked();
 	test_reader_api();
 	return tap_done();
