@@ -158,30 +158,6 @@ typedef struct pctx {
 
 /* ------------------------------------------------------------------ the partial's side */
 
-static uint8_t *put_var(uint8_t *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (uint8_t)v;
-	return o;
-}
-
-/* A varint put_var() wrote (the partial's own bytes: no bounds to check). */
-static const uint8_t *get_var(const uint8_t *p, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (unsigned sh = 0;; sh += 7) {
-		uint8_t b = *p++;
-		x |= (uint64_t)(b & 0x7F) << sh;
-		if (!(b & 0x80))
-			break;
-	}
-	*v = x;
-	return p;
-}
-
 int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev)
 {
 	ntp_part *pt = p->part;
@@ -204,14 +180,14 @@ int ntp_part_rate(nt_profile *p, const pthread_state *t, const nt_event *ev)
 	int abs = !pt->nrate_samples || ev->timestamp < pt->rate_ts || d >= ((uint64_t)1 << 60);
 	int cap = !pt->nrate_samples || ci != pt->rate_cap;
 	uint8_t *o = pt->rate + pt->nrate;
-	o = put_var(o, (abs ? 0 : d << 2) | (abs ? PRATE_ABS : 0) | (cap ? PRATE_CAP : 0));
+	o += nt_put_varu64(o, (abs ? 0 : d << 2) | (abs ? PRATE_ABS : 0) | (cap ? PRATE_CAP : 0));
 	if (cap)
-		o = put_var(o, ci);
+		o += nt_put_varu64(o, ci);
 	if (abs) {
-		memcpy(o, &ev->timestamp, 8);
+		nt_put64(o, ev->timestamp);
 		o += 8;
 	}
-	o = put_var(o, (uint64_t)(t - p->th));
+	o += nt_put_varu64(o, (uint64_t)(t - p->th));
 	pt->nrate = (size_t)(o - pt->rate);
 	pt->rate_ts = ev->timestamp;
 	pt->rate_cap = ci;
@@ -481,8 +457,9 @@ static uint8_t bracket_resolve(uint8_t code, const pthread_state *t)
 }
 
 /* Can sl's chunk be merged into p exactly, as things stand at its start? */
-static int mergeable(const psession *s, nt_reader *r, const pslot *sl, const nt_profile *q)
+static int mergeable(const psession *s, nt_reader *r, const pslot *sl)
 {
+	const nt_profile *q = sl->q;
 	if (sl->status != CHUNK_OK || s->in_gc)
 		return 0;
 	if ((uint64_t)s->npauses + q->s[0].npauses > NT_PAUSE_MAX)
@@ -664,19 +641,19 @@ static int merge(nt_profile *p, psession *s, uint32_t si, nt_reader *r, const ps
 	}
 	/* the samples, in order, to the rate estimator */
 	uint64_t ts = 0, ci = 0;
-	const uint8_t *rp = pt->rate, *rend = pt->nrate ? pt->rate + pt->nrate : pt->rate;
-	while (rp < rend) {
-		uint64_t v, ti;
-		rp = get_var(rp, &v);
+	nt_cursor rd;
+	nt_cur_init(&rd, pt->nrate ? pt->rate : (const uint8_t *)"", pt->nrate, 0);
+	while (nt_cur_left(&rd)) {
+		uint64_t v = 0, ti = 0;
+		/* the partial's own bytes: they decode */
+		nt_cur_varu64(&rd, &v);
 		if (v & PRATE_CAP)
-			rp = get_var(rp, &ci);
-		if (v & PRATE_ABS) {
-			memcpy(&ts, rp, 8);
-			rp += 8;
-		} else {
+			nt_cur_varu64(&rd, &ci);
+		if (v & PRATE_ABS)
+			nt_cur_u64(&rd, &ts);
+		else
 			ts += v >> 2;
-		}
-		rp = get_var(rp, &ti);
+		nt_cur_varu64(&rd, &ti);
 		nt_rate_add(s->rate, ts, q->th[ti].tid, pt->caps[ci]);
 	}
 	/* the other events, in order: symbols, pauses, names, brackets (the threads' state
@@ -812,7 +789,7 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 		while (sl->state != SLOT_READY)
 			pthread_cond_wait(&c.cv, &c.mu);
 		pthread_mutex_unlock(&c.mu);
-		if (sl->chunk == k && mergeable(s, r, sl, sl->q)) {
+		if (sl->chunk == k && mergeable(s, r, sl)) {
 			int sk = nt_reader_chunk_skip(r, c.chunk, err);
 			if (sk < 0) {
 				rc = sk;

@@ -845,40 +845,6 @@ static void set_truncated(nt_reader *r, uint64_t at, const char *what, size_t ne
 
 /* Reads the next block into r->blk. Returns 1 with *kind set, 0 at the end of the
  * stream (clean or truncated), < 0 on error. Sets r->blk_consume. */
-/* ntr_next_block() of a V4/V5 event or stack block that nt_reader_chunk_skip() passes:
- * its size, then the rest unread (the reader that reads the chunk checks it). 1 with an
- * empty block, 0 at a cut, < 0 on error. */
-static int pass_block(nt_reader *r, uint64_t start, const char *name, nt_error *err)
-{
-	const uint8_t *p;
-	size_t avail;
-	uint64_t off = r->in.offset;
-	int rc = nt_in_peek(&r->in, 4, &p, &avail, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 1) {
-		set_truncated(r, start, name, 4, avail);
-		return 0;
-	}
-	uint32_t size = nt_le32(p);
-	size_t pad = (size_t)((4 - ((off + 4) & 3)) & 3);
-	if (size > NT_MAX_BLOCK_SIZE) {
-		r->failed = 1;
-		return nt_fail(err, NT_ELIMIT, off, "%s size %" PRIu32 " exceeds the %u byte limit",
-			       name, size, NT_MAX_BLOCK_SIZE);
-	}
-	rc = nt_in_skip(&r->in, 4 + pad + (uint64_t)size + 1, err);
-	if (rc < 0)
-		return rc;
-	if (rc == 1) {
-		set_truncated(r, start, name, 4 + pad + (size_t)size + 1, 0);
-		return 0;
-	}
-	nt_cur_init(&r->blk, (const uint8_t *)"", 0, off);
-	r->blk_consume = 0;
-	return 1;
-}
-
 int ntr_next_block(nt_reader *r, int *kind, nt_error *err)
 {
 	const uint8_t *p;
@@ -947,8 +913,6 @@ int ntr_next_block(nt_reader *r, int *kind, nt_error *err)
 			       "%s version %" PRId32 " is not supported (expected 2)", name, version);
 	/* int32 BlockSize, padding to a 4-byte file offset, content, 06 */
 	uint64_t off = r->in.offset;
-	if (r->chunk_passing && (*kind == BLK_EVENT || *kind == BLK_STACK))
-		return pass_block(r, start, name, err);
 	rc = nt_in_peek(&r->in, 4, &p, &avail, err);
 	if (rc < 0)
 		return rc;
@@ -965,6 +929,20 @@ int ntr_next_block(nt_reader *r, int *kind, nt_error *err)
 			       NT_MAX_BLOCK_SIZE);
 	}
 	size_t total = 4 + pad + (size_t)size + 1;
+	if (r->chunk_passing && (*kind == BLK_EVENT || *kind == BLK_STACK)) {
+		/* nt_reader_chunk_skip() passes it unread: the reader that reads the chunk
+		 * checks it */
+		rc = nt_in_skip(&r->in, total, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			set_truncated(r, start, name, total, 0);
+			return 0;
+		}
+		nt_cur_init(&r->blk, (const uint8_t *)"", 0, off);
+		r->blk_consume = 0;
+		return 1;
+	}
 	if (nt_in_remaining_hint(&r->in) < total) {
 		set_truncated(r, start, name, total, (size_t)nt_in_remaining_hint(&r->in));
 		return 0;
