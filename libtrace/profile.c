@@ -44,6 +44,8 @@ int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err)
 	if (!p)
 		return nt_fail(err, NT_ENOMEM, NT_NO_OFFSET, "cannot allocate profile");
 	p->o = o;
+	if (p->o.compat == NT_COMPAT_NONE)
+		p->o.skip_rate = 0; /* its weights are the inferred interval */
 	if (p->o.nthreads) {
 		p->threads = malloc(p->o.nthreads * sizeof(uint64_t));
 		if (!p->threads) {
@@ -650,9 +652,9 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		}
 	}
 	if (__builtin_expect(p->part != NULL, 0)) {
-		if (!t || ntp_part_rate(p, t, ev))
+		if (!t || (!p->o.skip_rate && ntp_part_rate(p, t, ev)))
 			return NOMEM(p, err);
-	} else {
+	} else if (!p->o.skip_rate) {
 		nt_rate_add(s->rate, ev->timestamp, ev->thread_id, ev->capture_thread_id);
 	}
 	if (!t)

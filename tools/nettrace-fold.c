@@ -67,7 +67,10 @@ int main(int argc, char **argv)
 		profile_args_free(&a);
 		return tool_usage_error(&t, "--subsystems needs --subsystem-frame leaf or root");
 	}
-	/* pyroscope's output is integer nanoseconds */
+	/* pyroscope's output is integer nanoseconds; the compat modes' weights come from the
+	 * timestamps, so only -v shows an inferred rate (the library infers it regardless in
+	 * the default mode) */
+	a.popts.skip_rate = !t.verbose;
 	nt_profile *p;
 	int ec = profile_load(&t, &a, argv + optind, argc - optind, &p);
 	if (ec) {

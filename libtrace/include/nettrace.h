@@ -877,6 +877,12 @@ typedef struct nt_profile_opts {
 	 * that needs its own pass over the events (counts, as nettrace-info's) makes it in
 	 * the profile's read instead of reading the file twice. */
 	nt_profile_event_fn read_fn;
+	/* Appended in 1.2: with a compat mode (NT_COMPAT_PYROSCOPE, NT_COMPAT_TRACEEVENT),
+	 * whose weights come from the samples' timestamps, skip inferring each session's
+	 * sampling rate, a tenth to a quarter of the read: nt_session_info.rate then has no
+	 * rounds (inferred_interval_ns 0) and the declared interval. For callers that show no
+	 * rate. Ignored with NT_COMPAT_NONE, whose weights are the inferred interval. */
+	int skip_rate;
 } nt_profile_opts;
 
 /* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point

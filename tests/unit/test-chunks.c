@@ -276,8 +276,10 @@ typedef struct result {
 	uint64_t merged, reread;
 } result;
 
-/* The compat mode of the profiles (pyroscope's reads in file order, as the tools do). */
+/* The compat mode of the profiles (pyroscope's reads in file order, as the tools do), and
+ * their opts.skip_rate. */
 static int g_compat = NT_COMPAT_NONE;
+static int g_skip_rate;
 
 /* The profile of the trace at path (or in buf) with opts.jobs = jobs. */
 static void profile(const char *path, const void *buf, size_t len, unsigned jobs, result *res)
@@ -290,6 +292,7 @@ static void profile(const char *path, const void *buf, size_t len, unsigned jobs
 	po.sz = sizeof po;
 	po.jobs = jobs;
 	po.compat = g_compat;
+	po.skip_rate = g_skip_rate;
 	nt_profile *p = NULL;
 	nt_reader *r = NULL;
 	nt_reader_opts ro = {sizeof ro, g_compat == NT_COMPAT_PYROSCOPE ? NT_READ_FILE_ORDER : 0u,
@@ -485,6 +488,73 @@ static void test_pyroscope(void)
 	nt_membuf_free(&mb);
 }
 
+/* The "rate ..." line of a digest, cut out of it into line (size n); 0 if none. */
+static int cut_rate(digest *d, char *line, size_t n)
+{
+	char *at = d->s ? strstr(d->s, "\nrate ") : NULL;
+	if (!at)
+		return 0;
+	char *end = strchr(at + 1, '\n');
+	size_t len = end ? (size_t)(end - at) : strlen(at);
+	snprintf(line, n, "%.*s", (int)(len - 1), at + 1);
+	memmove(at, at + len, d->n - (size_t)(at + len - d->s) + 1);
+	d->n -= len;
+	return 1;
+}
+
+/* opts.skip_rate: the compat modes read the same groups without feeding the estimator
+ * (no rounds), on one thread or in chunks on two; the default mode ignores it. */
+static void test_skip_rate(void)
+{
+	nt_membuf mb;
+	memset(&mb, 0, sizeof mb);
+	wopts o = {0, 3000, 30};
+	if (!ok(write_trace(&mb, &o) == 0, "a trace written for skip_rate"))
+		return;
+	int modes[] = {NT_COMPAT_PYROSCOPE, NT_COMPAT_TRACEEVENT, NT_COMPAT_NONE};
+	for (size_t m = 0; m < 3; m++) {
+		g_compat = modes[m];
+		result want, got;
+		g_skip_rate = 0;
+		profile(NULL, mb.data, mb.len, 1, &want);
+		g_skip_rate = 1;
+		setenv("NETTRACE_CHUNK_BYTES", "4096", 1);
+		for (unsigned jobs = 1; jobs <= 2; jobs++) {
+			profile(NULL, mb.data, mb.len, jobs, &got);
+			if (modes[m] == NT_COMPAT_NONE) {
+				ok(got.rc == 0 && got.d.n == want.d.n &&
+					   memcmp(got.d.s, want.d.s, got.d.n) == 0,
+				   "default mode, --jobs %u: skip_rate ignored (the same rate)", jobs);
+			} else {
+				char wl[400] = "", gl[400] = "";
+				int cw = cut_rate(&want.d, wl, sizeof wl), cg = cut_rate(&got.d, gl, sizeof gl);
+				ok(cw && cg && strstr(wl, " rounds 0 ") == NULL &&
+					   strstr(gl, "rate 0 ") == gl && strstr(gl, " rounds 0 ") != NULL,
+				   "compat %d, --jobs %u: no rate inferred ('%s' against '%s')",
+				   modes[m], jobs, gl, wl);
+				ok(got.rc == 0 && got.d.n == want.d.n &&
+					   memcmp(got.d.s, want.d.s, got.d.n) == 0,
+				   "compat %d, --jobs %u: the same groups and counts as with the rate",
+				   modes[m], jobs);
+				/* (want lost its rate line: put it back for the next comparison) */
+				free(want.d.s);
+				g_skip_rate = 0;
+				profile(NULL, mb.data, mb.len, 1, &want);
+				g_skip_rate = 1;
+			}
+			if (jobs == 2 && modes[m] == NT_COMPAT_PYROSCOPE)
+				ok(got.merged > 0, "pyroscope, skip_rate: %" PRIu64 " chunks merged",
+				   got.merged);
+			free(got.d.s);
+		}
+		unsetenv("NETTRACE_CHUNK_BYTES");
+		free(want.d.s);
+	}
+	g_skip_rate = 0;
+	g_compat = NT_COMPAT_NONE;
+	nt_membuf_free(&mb);
+}
+
 /* Samples with a CPU clock carry their cpu/ready split from sample to sample: the second
  * thread gives such a chunk back, and the first reads the rest itself. */
 static void test_clocked(void)
@@ -588,6 +658,7 @@ int main(void)
 {
 	test_equal();
 	test_pyroscope();
+	test_skip_rate();
 	test_clocked();
 	test_reader_api();
 	return tap_done();
