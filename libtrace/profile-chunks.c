@@ -286,7 +286,7 @@ static int part_reset(nt_profile *q, const nt_trace_header *h, nt_error *err)
 	const char *name = s->info.name;
 	memset(&s->info, 0, sizeof s->info);
 	s->info.name = name;
-	s->header = *h;
+	ntp_session_header(s, h);
 	nt_pauses_free(s->pauses);
 	s->pauses = NULL;
 	s->npauses = 0;

@@ -129,6 +129,7 @@ typedef struct psession {
 	nt_native *native;   /* native symbols from ModuleMap events (sym-native.c) */
 	nt_mlines *mlines;   /* managed source lines (sym-managed.c) */
 	nt_rate *rate;
+	uint64_t pyro_per_tick; /* NT_COMPAT_PYROSCOPE: whole ns per tick (1e9 / frequency) */
 	nt_field_ref state_ref, cpu_ref; /* a sample's State and CpuTimeNs (sample_state(),
 					    sample_clock()) */
 	nt_pauses *pauses;   /* the runtime's GC pauses (pause.c) */
@@ -148,6 +149,7 @@ typedef struct psession {
 
 struct nt_profile {
 	nt_profile_opts o;
+	int add_rest;        /* o.when, o.sequence or o.sample_fn: add_to() goes on */
 	uint64_t *threads;   /* copy of the thread filter */
 	nt_rules *own_rules;
 	const nt_rules *rules;
@@ -212,6 +214,8 @@ static inline uint8_t ntp_bracket_defer(uint8_t in_gc, const pthread_state *t)
 	return (uint8_t)(NTP_DEFER | (t->contention == NTP_UNKNOWN) | (in_gc ? 2u : 0u) |
 			 ((unsigned)t->waiting << 2));
 }
+/* Sets session s's trace header, and what the per-sample path derives from it. */
+void ntp_session_header(psession *s, const nt_trace_header *h);
 pthread_state *ntp_get_thread(nt_profile *p, uint32_t si, uint64_t tid);
 int64_t ntp_intern_stack(nt_profile *p, uint32_t si, uint64_t pid, const uint64_t *ips,
 			 uint32_t n);

@@ -46,6 +46,7 @@ int nt_profile_new(nt_profile **out, const nt_profile_opts *opts, nt_error *err)
 	p->o = o;
 	if (p->o.compat == NT_COMPAT_NONE)
 		p->o.skip_rate = 0; /* its weights are the inferred interval */
+	p->add_rest = p->o.when || p->o.sequence || p->o.sample_fn;
 	if (p->o.nthreads) {
 		p->threads = malloc(p->o.nthreads * sizeof(uint64_t));
 		if (!p->threads) {
@@ -178,8 +179,9 @@ static int64_t cached_event_stack(const psession *s, const nt_event *ev)
 {
 	uint64_t key = ev->stack_key;
 	uint32_t slot = (uint32_t)key, gen = (uint32_t)(key >> 32);
-	if (!key || slot > (1u << 24) || gen != s->key_gen || slot >= s->key_cap ||
-	    !s->key_cache[slot])
+	/* (no key has slot 0, and intern_event_stack() caches neither slot 0 nor slots over
+	 * 1 << 24: their entries are 0, which gives -1) */
+	if (gen != s->key_gen || slot >= s->key_cap)
 		return -1;
 	return (int64_t)s->key_cache[slot] - 1;
 }
@@ -418,7 +420,7 @@ static inline int add_to(nt_profile *p, int64_t gi, double w, uint64_t ts, int64
 	group *g = &p->groups[gi];
 	g->samples++;
 	g->weight += w;
-	if (!p->o.when && !p->o.sequence && !p->o.sample_fn)
+	if (!p->add_rest)
 		return 0;
 	return add_to_rest(p, gi, w, ts, tns, err);
 }
@@ -441,7 +443,7 @@ static __attribute__((noinline)) int add_to_rest(nt_profile *p, int64_t gi, doub
 	return p->o.sample_fn(p->o.hook_ctx, &ps, err);
 }
 
-static uint8_t bracket_cat(const psession *s, const pthread_state *t)
+static inline uint8_t bracket_cat(const psession *s, const pthread_state *t)
 {
 	if (t->contention)
 		return t->contention == 1 ? NT_CAT_LOCK : ntp_bracket_defer(s->in_gc, t);
@@ -717,8 +719,7 @@ static int handle_sample(nt_profile *p, psession *s, uint32_t si, const nt_event
 		t->pyro_ts = ev->timestamp;
 		if (ev->timestamp < s->header.sync_qpc)
 			return 0; /* pyroscope ignores samples before the session start */
-		uint64_t per_tick = 1000000000ull / s->header.qpc_frequency;
-		int64_t rel = (int64_t)((ev->timestamp - s->header.sync_qpc) * per_tick);
+		int64_t rel = (int64_t)((ev->timestamp - s->header.sync_qpc) * s->pyro_per_tick);
 		if (p->part && !t->part_pyro &&
 		    (type == NT_SAMPLE_MANAGED || type == NT_SAMPLE_EXTERNAL)) {
 			if (rel <= 0) /* its state after could be "none yet": not known here */
@@ -939,6 +940,14 @@ int64_t ntp_intern_stack(nt_profile *p, uint32_t si, uint64_t pid, const uint64_
 	return intern_stack_pid(p, si, pid, ips, n);
 }
 
+void ntp_session_header(psession *s, const nt_trace_header *h)
+{
+	s->header = *h;
+	/* pyroscope's whole ns per tick, as it computes them: once here, not a division per
+	 * sample (a reader refuses a frequency of 0) */
+	s->pyro_per_tick = h->qpc_frequency ? 1000000000ull / h->qpc_frequency : 0;
+}
+
 int64_t ntp_thread_group(nt_profile *p, pthread_state *t, uint32_t stack, uint8_t bcat,
 			 uint8_t stype)
 {
@@ -969,9 +978,10 @@ static int read_events(nt_profile *p, psession *s, uint32_t si, nt_reader *r, nt
 	uint64_t left = NT_PROGRESS_EVENTS; /* events until the next progress call */
 	int rc;
 	while ((rc = pipe ? nt_pipe_next(pipe, &ev, err) : nt_reader_next(r, &ev, err)) == 1) {
-		if (p->o.progress_fn && --left == 0) {
+		if (--left == 0) {
 			left = NT_PROGRESS_EVENTS;
-			p->o.progress_fn(p->o.progress_ctx, ev->offset);
+			if (p->o.progress_fn)
+				p->o.progress_fn(p->o.progress_ctx, ev->offset);
 		}
 		if (p->o.read_fn && (rc = p->o.read_fn(p->o.hook_ctx, si, h, ev, err)) != 0)
 			return rc;
@@ -1029,7 +1039,7 @@ int nt_profile_add_trace(nt_profile *p, nt_reader *r, const char *name, nt_error
 	psession *s = &p->s[si];
 	memset(s, 0, sizeof *s);
 	const nt_trace_header *h = nt_reader_header(r);
-	s->header = *h;
+	ntp_session_header(s, h);
 	s->name = nt_strdup(name ? name : "-");
 	if (!s->name)
 		return NOMEM(p, err);
