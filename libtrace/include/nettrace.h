@@ -466,7 +466,11 @@ typedef struct nt_writer_opts {
 	size_t sz;                /* sizeof(nt_writer_opts) */
 	uint32_t format_version;  /* 5 (V4 container with V5 metadata, default) or 6 */
 	uint32_t block_size;      /* max event block content bytes, default 100 KiB */
-	uint64_t sp_interval_bytes; /* bytes of events between sequence points, default 10 MiB */
+	uint64_t sp_interval_bytes; /* bytes of events between sequence points, default 10 MiB:
+				       one is written at the first flush after so many bytes
+				       (nt_writer_flush(), or the writer's own when its queue,
+				       which sorts the threads' events, reaches 1 MiB), so a
+				       smaller interval needs flushes at least that often */
 } nt_writer_opts;
 
 /* Creates a writer that writes the stream header and trace header to sink at once. The
