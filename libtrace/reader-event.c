@@ -769,5 +769,9 @@ int nt_reader_next(nt_reader *r, const nt_event **out, nt_error *err)
 	nt_err_clear(err);
 	if (r->ev_state)
 		return run_next(r, out, err);
+	if (r->run_left) {
+		*out = &ntr_pop_run(r)->ev;
+		return 1;
+	}
 	return reader_next(r, out, err);
 }

@@ -132,6 +132,12 @@ struct nt_reader {
 	 * top thread without a sift while its next event is older */
 	int ru_valid;
 	uint64_t ru_ts, ru_order;
+	/* with run_left > 0: that many events at run_t's queue head come out next, one
+	 * after the other (ntr_pop_run()), as ntr_pop_ready() found them: older than
+	 * ru_ts/ru_order and ready, none the last of its queue. Nothing else changes the
+	 * queues until they are out (an enqueue waits for a pop that finds nothing). */
+	size_t run_left;
+	struct cthread *run_t;
 
 	size_t queued;        /* events queued in all threads */
 	uint64_t queued_bytes; /* their size: sizeof(qev) + payload each (MAX_QUEUED_BYTES) */

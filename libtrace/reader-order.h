@@ -177,7 +177,9 @@ static qent *ntr_pop_ready(nt_reader *r)
 	 * of the others, which is the older of the top's two children: the usual case (the
 	 * sampler's run of samples between other threads' few events) then costs one
 	 * comparison against that key, kept until the heap below the top changes, instead of
-	 * a sift. */
+	 * a sift; and the events after it that will stay on top too, until the next enqueue
+	 * (which only a pop that finds nothing starts), are counted once for
+	 * ntr_pop_run(). */
 	if (!r->ru_valid) {
 		r->ru_ts = UINT64_MAX;
 		r->ru_order = UINT64_MAX;
@@ -196,6 +198,47 @@ static qent *ntr_pop_ready(nt_reader *r)
 	      (n->ev.timestamp == r->ru_ts && n->order < r->ru_order))) {
 		heap_sift_down(r, 0);
 		r->ru_valid = 0;
+		return h;
+	}
+	/* n stays on top: it and the next ones come out while each is ready and older than
+	 * ru (the others' heads and the bound stay as they are meanwhile), but for the
+	 * queue's last event, whose pop takes the thread out of the heap */
+	uint64_t limit = r->flush_all ? UINT64_MAX : r->bound;
+	size_t i = best->head, end = best->len - 1;
+	for (; i < end; i++) {
+		const qent *e = &QI(best, i);
+		if (e->ev.timestamp > limit ||
+		    !(e->ev.timestamp < r->ru_ts ||
+		      (e->ev.timestamp == r->ru_ts && e->order < r->ru_order)))
+			break;
+	}
+	r->run_left = i - best->head;
+	r->run_t = best;
+	return h;
+}
+
+/* The next event of the run ntr_pop_ready() counted (r->run_left > 0): the queue head of
+ * r->run_t, as ntr_pop_ready() would pop it, without its tests. */
+static inline qent *ntr_pop_run(nt_reader *r)
+{
+	cthread *t = r->run_t;
+	qent *h = &QI(t, t->head);
+	t->head++;
+	r->run_left--;
+	h->ev.payload = h->ev.payload_len ? t->arena + (h->payload_off - t->arena_base)
+					  : (const uint8_t *)"";
+	h->ev.stack = h->ev.stack_depth ? r->ips + h->stack_off : NULL;
+	r->queued--;
+	r->queued_bytes -= sizeof(qent) + h->ev.payload_len;
+	if (r->run_left == 0) {
+		/* the run's end: the next head (the run never takes a queue's last event) is
+		 * ntr_pop_ready()'s again, which expects the heap's top to be the oldest head */
+		const qent *n = &QI(t, t->head);
+		if (!(n->ev.timestamp < r->ru_ts ||
+		      (n->ev.timestamp == r->ru_ts && n->order < r->ru_order))) {
+			heap_sift_down(r, 0);
+			r->ru_valid = 0;
+		}
 	}
 	return h;
 }
