@@ -929,6 +929,135 @@ static void test_reader_timestamp_order_two_threads(void)
 	nb_free(&b);
 }
 
+/* Timestamp order against a model: capture threads buffer events stamped by a shared
+ * clock (ties included) and flush them as the runtime does, the thread holding the oldest
+ * buffered event first, a run that starts with a sorted event, in blocks cut anywhere and
+ * regions ended by sequence points. Every event after a sorted one is then no older than
+ * it, so the delivery must be each region's events stably sorted by timestamp. Long runs
+ * of one thread between others' short ones (the sampler's case) come out of the merge's
+ * shortcut (ntr_pop_run()); the others' heads and the bound end them. */
+static uint64_t order_rng;
+static uint32_t order_rnd(uint32_t n)
+{
+	order_rng = order_rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)((order_rng >> 33) % n);
+}
+
+typedef struct oev {
+	uint64_t ts, ctid;
+	uint32_t seq;
+	size_t pos;      /* file position */
+	size_t region;
+} oev;
+
+static int oev_cmp(const void *a, const void *b)
+{
+	const oev *x = a, *y = b;
+	if (x->region != y->region)
+		return x->region < y->region ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void test_reader_timestamp_order_model(void)
+{
+	enum { NT = 5, NEV = 3000, BUF = 400 };
+	int bad_runs = 0;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		order_rng = seed * 0x9e3779b97f4a7c15ull;
+		nbuf md[1] = {meta_simple(1, "E")};
+		nbuf b = {NULL, 0, 0};
+		v4_start(&b, 8, md, 1);
+		nb_free(&md[0]);
+		oev *file = calloc(NEV, sizeof *file);
+		nb_ev *blk = calloc(NEV, sizeof *blk);
+		uint64_t buf_ts[NT][BUF];
+		size_t nbuffered[NT] = {0};
+		uint32_t seq[NT] = {0};
+		uint64_t tids[NT], clock = 1000;
+		for (int t = 0; t < NT; t++)
+			tids[t] = 0x100 + (uint64_t)t;
+		/* thread 0 is the sampler: most events are its */
+		size_t nfile = 0, nblk = 0, region = 0, made = 0;
+		while (made < NEV || nbuffered[0] + nbuffered[1] + nbuffered[2] + nbuffered[3] + nbuffered[4]) {
+			if (made < NEV) {
+				int t = order_rnd(10) < 7 ? 0 : 1 + (int)order_rnd(NT - 1);
+				clock += order_rnd(3); /* 0: a tie */
+				if (nbuffered[t] < BUF) {
+					buf_ts[t][nbuffered[t]++] = clock;
+					made++;
+				}
+			}
+			int flush = made >= NEV || order_rnd(40) == 0;
+			while (flush) {
+				/* the thread with the oldest buffered event writes a run */
+				int best = -1;
+				for (int t = 0; t < NT; t++)
+					if (nbuffered[t] && (best < 0 || buf_ts[t][0] < buf_ts[best][0]))
+						best = t;
+				if (best < 0)
+					break;
+				size_t k = 1 + order_rnd((uint32_t)nbuffered[best]);
+				for (size_t i = 0; i < k; i++) {
+					oev *e = &file[nfile];
+					e->ts = buf_ts[best][i];
+					e->ctid = tids[best];
+					e->seq = ++seq[best];
+					e->pos = nfile;
+					e->region = region;
+					blk[nblk++] = mkev(1, e->seq, e->ctid, 0x500 + (uint64_t)best, 0,
+							   e->ts, i == 0);
+					nfile++;
+					/* blocks cut anywhere, runs across them */
+					if (order_rnd(25) == 0) {
+						event_block(&b, blk, nblk);
+						nblk = 0;
+					}
+				}
+				memmove(buf_ts[best], buf_ts[best] + k, (nbuffered[best] - k) * sizeof(uint64_t));
+				nbuffered[best] -= k;
+				flush = order_rnd(3) != 0;
+			}
+			int empty = !(nbuffered[0] + nbuffered[1] + nbuffered[2] + nbuffered[3] + nbuffered[4]);
+			if (empty && nfile && order_rnd(8) == 0) {
+				if (nblk)
+					event_block(&b, blk, nblk);
+				nblk = 0;
+				nb_v4_sp_block(&b, clock, NT, tids, seq);
+				region++;
+			}
+		}
+		if (nblk)
+			event_block(&b, blk, nblk);
+		nb_v4_end(&b);
+
+		qsort(file, nfile, sizeof *file, oev_cmp);
+		nt_reader *r = NULL;
+		nt_reader_opts o = {sizeof o, 0, "model"};
+		nt_error err;
+		size_t got = 0, wrong = 0;
+		int rc = nt_reader_open_mem(&r, b.p, b.len, &o, &err);
+		const nt_event *ev;
+		while (rc >= 0 && (rc = nt_reader_next(r, &ev, &err)) == 1) {
+			if (got < nfile && (ev->capture_thread_id != file[got].ctid ||
+					    ev->seq != file[got].seq || ev->timestamp != file[got].ts))
+				wrong++;
+			got++;
+		}
+		bad_runs += rc != 0 || got != nfile || wrong != 0;
+		if (rc != 0 || got != nfile || wrong != 0)
+			printf("#   seed %" PRIu64 ": rc %d (%s), %zu of %zu events, %zu out of place\n", seed,
+			     rc, rc ? err.msg : "", got, nfile, wrong);
+		nt_reader_free(r);
+		nb_free(&b);
+		free(file);
+		free(blk);
+	}
+	is_int(bad_runs, 0, "timestamp order: 6 modelled files (5 threads, ties, runs across "
+			    "blocks and regions) come out as their regions stably sorted by time");
+}
+
 /* Sequence gaps inside a capture thread and at sequence points count as lost events. */
 static void test_reader_lost_events(void)
 {
@@ -2241,6 +2370,7 @@ int main(void)
 	test_reader_uncompressed_headers();
 	test_reader_v5_metadata_tags();
 	test_reader_timestamp_order_two_threads();
+	test_reader_timestamp_order_model();
 	test_reader_lost_events();
 	test_reader_stack_ids_reset_after_sp();
 	test_reader_4byte_pointer_stacks();
