@@ -142,6 +142,7 @@ typedef struct pslot {
 	int eof;             /* the chunk ended with the input */
 	pseq *seq;
 	size_t nseq, seqcap;
+	nt_chunk_counts *counts; /* what the helper's reader counted in it */
 } pslot;
 
 typedef struct pctx {
@@ -404,6 +405,10 @@ static void fill_slot(pctx *c, pslot *sl, uint64_t k)
 			return;
 		}
 		sl->seq[sl->nseq++] = e;
+	}
+	if (nt_reader_chunk_counts(c->r2, &sl->counts)) {
+		sl->status = CHUNK_FAIL;
+		return;
 	}
 	sl->status = CHUNK_OK;
 }
@@ -795,6 +800,9 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 				rc = sk;
 			} else {
 				rc = merge(p, s, si, r, sl, err);
+				/* the caller's reader counts the chunk as if it had read it */
+				if (!rc && nt_reader_add_chunk_counts(r, sl->counts))
+					rc = NOMEM(p, err);
 				eof = sk == 0;
 				s->info.chunks_merged++;
 			}
@@ -821,6 +829,7 @@ free_all:
 	for (int i = 0; i < NTP_SLOTS; i++) {
 		part_free(c.slots[i].q);
 		free(c.slots[i].seq);
+		nt_chunk_counts_free(c.slots[i].counts);
 	}
 	nt_reader_free(c.r2);
 	return rc;

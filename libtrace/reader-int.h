@@ -64,6 +64,7 @@ typedef struct cthread {
 	 * where it came from: 0 none yet, 1 an event, 2 a sequence point */
 	uint32_t chunk_first;
 	uint8_t chunk_kind;
+	uint64_t chunk_samples; /* samples when the chunk began (nt_reader_chunk_counts()) */
 	qent *q;           /* ring of cap (a power of two) entries: queue positions
 			      [head, len), position i in q[i & (cap - 1)] (QI) */
 	size_t head, len, cap;
@@ -197,6 +198,11 @@ struct nt_reader {
 	int chunk_stop;
 	int chunk_track;
 	int chunk_passing;    /* nt_reader_chunk_skip(): event and stack blocks go unread */
+	/* chunk_track: the counts when the chunk began, which nt_reader_chunk_counts()
+	 * subtracts (records past chunk_nmeta began at 0) */
+	nt_reader_stats chunk_stats;
+	uint64_t *chunk_meta;
+	size_t chunk_nmeta, chunk_meta_cap;
 	char warning[256];
 	uint64_t warning_offset;
 	size_t trunc_need, trunc_have; /* a cut object header: bytes needed and present */

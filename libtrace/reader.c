@@ -447,7 +447,106 @@ void nt_reader_chunk_begin(nt_reader *r, uint64_t len, unsigned flags)
 		r->threads[i].last_seq = 0;
 		r->threads[i].chunk_kind = 0;
 		r->threads[i].lost = 0;
+		r->threads[i].chunk_samples = r->threads[i].samples;
 	}
+	/* and the counts the chunk's are taken from (without the memory to keep them,
+	 * nt_reader_chunk_counts() fails: SIZE_MAX) */
+	r->chunk_stats = r->stats;
+	size_t n = nt_meta_count(r->meta);
+	r->chunk_nmeta = SIZE_MAX;
+	if (n > r->chunk_meta_cap &&
+	    nt_grow((void **)&r->chunk_meta, &r->chunk_meta_cap, n, sizeof *r->chunk_meta))
+		return;
+	for (size_t i = 0; i < n; i++)
+		r->chunk_meta[i] = *nt_meta_events(nt_meta_at(r->meta, i));
+	r->chunk_nmeta = n;
+}
+
+struct nt_chunk_counts {
+	nt_reader_stats d;    /* events, events_sorted, stacks, missing_stacks and
+				 negative_ts_deltas: the chunk's; max_stack_depth and the
+				 timestamps: the reader's so far */
+	uint64_t *meta;       /* each record's events in the chunk */
+	size_t nmeta, metacap;
+	struct cc_thread {
+		uint64_t id, samples;
+	} *thr;
+	size_t nthr, thrcap;
+};
+
+int nt_reader_chunk_counts(const nt_reader *src, nt_chunk_counts **cp)
+{
+	nt_chunk_counts *c = *cp;
+	if (src->chunk_nmeta == SIZE_MAX || (!c && !(c = *cp = calloc(1, sizeof *c))))
+		return NT_ENOMEM;
+	const nt_reader_stats *a = &src->stats, *b = &src->chunk_stats;
+	memset(&c->d, 0, sizeof c->d);
+	c->d.events = a->events - b->events;
+	c->d.events_sorted = a->events_sorted - b->events_sorted;
+	c->d.stacks = a->stacks - b->stacks;
+	c->d.missing_stacks = a->missing_stacks - b->missing_stacks;
+	c->d.negative_ts_deltas = a->negative_ts_deltas - b->negative_ts_deltas;
+	/* (min and max over the chunks the reader read: each of them is merged, or read
+	 * again by the reader that passed it, so these stay the file's) */
+	c->d.max_stack_depth = a->max_stack_depth;
+	c->d.first_timestamp = a->first_timestamp;
+	c->d.last_timestamp = a->last_timestamp;
+	size_t n = nt_meta_count(src->meta);
+	c->nmeta = 0;
+	if (n > c->metacap && nt_grow((void **)&c->meta, &c->metacap, n, sizeof *c->meta))
+		return NT_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		c->meta[i] = *nt_meta_events(nt_meta_at(src->meta, i)) -
+			     (i < src->chunk_nmeta ? src->chunk_meta[i] : 0);
+	c->nmeta = n;
+	c->nthr = 0;
+	for (size_t i = 0; i < src->nthreads; i++) {
+		const cthread *t = &src->threads[i];
+		if (t->samples == t->chunk_samples)
+			continue;
+		if (c->nthr == c->thrcap &&
+		    nt_grow((void **)&c->thr, &c->thrcap, c->nthr + 1, sizeof *c->thr))
+			return NT_ENOMEM;
+		c->thr[c->nthr++] = (struct cc_thread){t->id, t->samples - t->chunk_samples};
+	}
+	return 0;
+}
+
+int nt_reader_add_chunk_counts(nt_reader *r, const nt_chunk_counts *c)
+{
+	nt_reader_stats *s = &r->stats;
+	if (c->d.events) {
+		if (!s->events || c->d.first_timestamp < s->first_timestamp)
+			s->first_timestamp = c->d.first_timestamp;
+		if (c->d.last_timestamp > s->last_timestamp)
+			s->last_timestamp = c->d.last_timestamp;
+	}
+	s->events += c->d.events;
+	s->events_sorted += c->d.events_sorted;
+	s->stacks += c->d.stacks;
+	if (c->d.stacks && c->d.max_stack_depth > s->max_stack_depth)
+		s->max_stack_depth = c->d.max_stack_depth;
+	s->missing_stacks += c->d.missing_stacks;
+	s->negative_ts_deltas += c->d.negative_ts_deltas;
+	size_t n = nt_meta_count(r->meta);
+	for (size_t i = 0; i < c->nmeta && i < n; i++)
+		*nt_meta_events(nt_meta_at(r->meta, i)) += c->meta[i];
+	for (size_t i = 0; i < c->nthr; i++) {
+		cthread *t = ntr_thread(r, c->thr[i].id);
+		if (!t)
+			return NT_ENOMEM;
+		t->samples += c->thr[i].samples;
+	}
+	return 0;
+}
+
+void nt_chunk_counts_free(nt_chunk_counts *c)
+{
+	if (!c)
+		return;
+	free(c->meta);
+	free(c->thr);
+	free(c);
 }
 
 int nt_reader_chunk_stopped(const nt_reader *r)
@@ -536,6 +635,7 @@ void nt_reader_free(nt_reader *r)
 		free(r->threads[i].arena);
 	}
 	free(r->threads);
+	free(r->chunk_meta);
 	nt_idmap_free(&r->thread_map);
 	nt_idmap_free(&r->v6thread_map);
 	nt_idmap_free(&r->proc_map);

@@ -378,6 +378,24 @@ NT_API int nt_reader_thread_seq(nt_reader *r, uint64_t tid, uint32_t *last);
  * reader's (what another reader found in the chunks this one passed). Returns 0, or
  * NT_ENOMEM. */
 NT_API int nt_reader_set_thread_seq(nt_reader *r, uint64_t tid, uint32_t last, uint64_t lost);
+/* What a reader counted in one chunk. Thread safety: a value: filled on the thread of the
+ * reader that counted, it may be added on another's once handed over (nt_profile does so
+ * between its two threads). */
+typedef struct nt_chunk_counts nt_chunk_counts;
+
+/* What a reader counted in its current chunk (since nt_reader_chunk_begin(...,
+ * NT_CHUNK_TRACK)), for the reader that passed that chunk: its events (sorted ones, first
+ * and last timestamps), the stacks it defined (their deepest), missing stacks, wrapped
+ * timestamp deltas, each metadata record's events and each capture thread's samples.
+ * nt_reader_chunk_counts() fills *c (made when NULL, else refilled: one object serves
+ * chunk after chunk; free it with nt_chunk_counts_free(), which accepts NULL);
+ * nt_reader_add_chunk_counts() adds them to r, which then counts as if it had read the
+ * chunk (records match by index: both readers read every metadata block; capture threads
+ * by id; lost events go through nt_reader_set_thread_seq()). Both return 0 or
+ * NT_ENOMEM. */
+NT_API int nt_reader_chunk_counts(const nt_reader *src, nt_chunk_counts **c);
+NT_API int nt_reader_add_chunk_counts(nt_reader *r, const nt_chunk_counts *c);
+NT_API void nt_chunk_counts_free(nt_chunk_counts *c);
 
 /* All metadata records seen so far, by index 0..n-1 (borrowed, valid for the reader's
  * life); metadata_at returns NULL when i is out of range. */
@@ -871,10 +889,14 @@ typedef struct nt_profile_opts {
 	 * weight includes the charge (nt_sample_group.charged_ns), its samples do not. */
 	nt_profile_sample_fn charge_fn;
 	/* Threads for nt_profile_add_trace(): 0 or 1 decode and aggregate on the caller's
-	 * thread; 2 or more decode on a second thread while the caller's aggregates (the
-	 * output is the same: the events arrive in the same order, the hooks run on the
-	 * caller's thread). Only for readers of files: the decoding thread is joined, so a
-	 * read that can block forever (a pipe, a socket) must stay on 1. */
+	 * thread; 2 or more read a file of more than twice the chunk size (8 MiB) in chunks
+	 * on two threads, each with a reader (nt_reader_reopen()), where no hook asks for
+	 * every event in one stream, else decode on a second thread while the caller's
+	 * aggregates. The output is the same either way (the hooks run on the caller's
+	 * thread), and so are the reader's statistics and counts after the read: the
+	 * caller's reader counts the chunks it passed (nt_reader_add_chunk_counts()). Only
+	 * for readers of files: the second thread is joined, so a read that can block
+	 * forever (a pipe, a socket) must stay on 1. */
 	unsigned jobs;
 	/* Appended in 1.1: optional, every event as it is read, samples included, before the
 	 * profile uses it (event_fn still follows for the others), with hook_ctx: a caller

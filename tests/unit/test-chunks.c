@@ -331,6 +331,26 @@ static void profile(const char *path, const void *buf, size_t len, unsigned jobs
 			const char *nmx = nt_profile_thread_name(p, 0, tid);
 			dput(&res->d, "name %" PRIu64 " %s\n", tid, nmx ? nmx : "-");
 		}
+		/* the reader's counts: the caller's reader passed the merged chunks, and
+		 * counts them as if it had read them (nt_reader_add_chunk_counts()) */
+		const nt_reader_stats *rs = nt_reader_stats_get(r);
+		dput(&res->d,
+		     "reader events %" PRIu64 " sorted %" PRIu64 " stacks %" PRIu64 " depth %u"
+		     " missing %" PRIu64 " negative %" PRIu64 " ts %" PRIu64 "..%" PRIu64
+		     " blocks %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 " records %" PRIu64
+		     " lost %" PRIu64 "\n",
+		     rs->events, rs->events_sorted, rs->stacks, rs->max_stack_depth,
+		     rs->missing_stacks, rs->negative_ts_deltas, rs->first_timestamp,
+		     rs->last_timestamp, rs->blocks_event, rs->blocks_metadata, rs->blocks_stack,
+		     rs->blocks_sp, rs->metadata_records, rs->lost_events);
+		for (size_t i = 0; i < nt_reader_metadata_count(r); i++)
+			dput(&res->d, "record %zu events %" PRIu64 "\n", i,
+			     nt_reader_metadata_events(r, i));
+		uint64_t ctid, clost;
+		for (size_t i = 0; nt_reader_lost(r, i, &ctid, &clost) == 1; i++)
+			if (clost || nt_reader_capture_samples(r, i))
+				dput(&res->d, "capture %" PRIu64 ": %" PRIu64 " lost, %" PRIu64 " samples\n",
+				     ctid, clost, nt_reader_capture_samples(r, i));
 		res->merged = si->chunks_merged;
 		res->reread = si->chunks_reread;
 		uint64_t off;
@@ -603,6 +623,7 @@ static void test_reader_api(void)
 		all++;
 	const uint64_t C = 6000;
 	int done[2] = {0, 0}, bad = 0, tracked = 0, nonempty = 0;
+	nt_chunk_counts *cc = NULL;
 	uint64_t k_end = 0;
 	for (uint64_t k = 0; !(done[0] && done[1]) && k < 100000; k++) {
 		k_end = k;
@@ -635,8 +656,36 @@ static void test_reader_api(void)
 			     i && nt_reader_chunk_thread(rd[i], t, &tid, &kind, &first, &last, &lost); t++)
 				if (tid == 7 && m && kind == 1 && first > 1 && last >= first)
 					tracked++;
+			/* reader 0 passed this chunk: it takes reader 1's counts of it */
+			if (i && (nt_reader_chunk_counts(rd[1], &cc) ||
+				  nt_reader_add_chunk_counts(rd[0], cc)))
+				bad = 1;
 		}
 	}
+	nt_chunk_counts_free(cc);
+	const nt_reader_stats *s0 = nt_reader_stats_get(rd[0]), *sw = nt_reader_stats_get(whole);
+	int same_counts = s0->events == sw->events && s0->events_sorted == sw->events_sorted &&
+			  s0->stacks == sw->stacks && s0->max_stack_depth == sw->max_stack_depth &&
+			  s0->first_timestamp == sw->first_timestamp &&
+			  s0->last_timestamp == sw->last_timestamp &&
+			  s0->blocks_event == sw->blocks_event && s0->blocks_stack == sw->blocks_stack;
+	for (size_t i = 0; i < nt_reader_metadata_count(whole); i++)
+		same_counts &= nt_reader_metadata_events(rd[0], i) == nt_reader_metadata_events(whole, i);
+	uint64_t tw, t0, lw, l0;
+	for (size_t i = 0; nt_reader_lost(whole, i, &tw, &lw) == 1; i++) {
+		int found = 0;
+		for (size_t j = 0; nt_reader_lost(rd[0], j, &t0, &l0) == 1; j++)
+			if (t0 == tw) {
+				found = 1;
+				same_counts &= nt_reader_capture_samples(rd[0], j) ==
+					       nt_reader_capture_samples(whole, i);
+			}
+		same_counts &= found || nt_reader_capture_samples(whole, i) == 0;
+	}
+	ok(same_counts && s0->events == all,
+	   "reader 0, given reader 1's counts of the chunks it passed, counts as a whole read "
+	   "(%" PRIu64 " events, %" PRIu64 " stacks, records, samples per capture thread)",
+	   s0->events, s0->stacks);
 	ok(!bad && done[0] && done[1], "both readers reach the end");
 	ok(nonempty > 10 && nonempty == (int)k_end + 1, "%d chunks, every one with events", nonempty);
 	ok(n[0] + n[1] == all && n[0] && n[1],
