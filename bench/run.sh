@@ -377,10 +377,9 @@ echo "goals: nettrace-info --no-symbols (decode, counts) >= 0.6 GB/s and nettrac
 echo "--jobs 1 >= 0.3 GB/s on one core; see the CPU GB/s column (one core's throughput)."
 echo "nettrace-info without --no-symbols also builds a profile in the same read, whose"
 echo "finish resolves the samples' frames, as the profile tools do."
-echo "nettrace-fold --jobs $NCPU reads the trace in chunks on two threads, each with a reader,"
-echo "and merges them; nettrace-info --jobs $NCPU decodes on a second thread (its per-event"
-echo "counting hook needs one stream). Both cost CPU time; wall time shrinks when a second"
-echo "core is free: compare wall times on an idle machine)."
+echo "nettrace-fold and nettrace-info --jobs $NCPU read the trace in chunks on two threads,"
+echo "each with a reader, and merge them (info's counts too). Both cost CPU time; wall time"
+echo "shrinks when a second core is free: compare wall times on an idle machine."
 echo "Decode touches every stack IP and payload byte; \"headers only\" skips that, to show"
 echo "the reader's own share."
 

@@ -143,6 +143,7 @@ typedef struct pslot {
 	pseq *seq;
 	size_t nseq, seqcap;
 	nt_chunk_counts *counts; /* what the helper's reader counted in it */
+	void *hctx;          /* opts.chunk_begin()'s context of its read_fn, NULL none */
 } pslot;
 
 typedef struct pctx {
@@ -388,6 +389,16 @@ static void fill_slot(pctx *c, pslot *sl, uint64_t k)
 	if (part_reset(q, c->h, &err)) {
 		sl->status = CHUNK_FAIL;
 		return;
+	}
+	/* the caller's hook reads this chunk's events on a context of their own (the
+	 * caller took the slot's last one back: chunk_end()) */
+	if (c->p->o.read_fn) {
+		sl->hctx = c->p->o.chunk_begin(c->p->o.hook_ctx);
+		if (!sl->hctx) {
+			sl->status = CHUNK_FAIL;
+			return;
+		}
+		q->o.hook_ctx = sl->hctx;
 	}
 	rc = ntp_read_events(q, &q->s[0], 0, c->r2, c->h, &err);
 	if (rc || nt_reader_stats_get(c->r2)->truncated) {
@@ -722,8 +733,22 @@ out:
 int ntp_chunks_usable(const nt_profile *p)
 {
 	const nt_profile_opts *o = &p->o;
-	return o->jobs >= 2 && o->compat != NT_COMPAT_TRACEEVENT && !o->read_fn && !o->event_fn &&
+	return o->jobs >= 2 && o->compat != NT_COMPAT_TRACEEVENT &&
+	       (!o->read_fn || (o->chunk_begin && o->chunk_end)) && !o->event_fn &&
 	       !o->sample_fn && !o->charge_fn && !o->sequence && !o->when;
+}
+
+/* Gives slot sl's hook context back (opts.chunk_end()): merged or not. Returns the hook's
+ * result (0 without a context). */
+static int end_hook(nt_profile *p, pslot *sl, int merged, nt_error *err)
+{
+	if (!sl->hctx)
+		return 0;
+	nt_error scratch;
+	nt_error_clear(&scratch);
+	int rc = p->o.chunk_end(p->o.hook_ctx, sl->hctx, merged, err ? err : &scratch);
+	sl->hctx = NULL;
+	return merged ? rc : 0;
 }
 
 static void stop_helper(pctx *c, pthread_t th)
@@ -803,6 +828,9 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 				/* the caller's reader counts the chunk as if it had read it */
 				if (!rc && nt_reader_add_chunk_counts(r, sl->counts))
 					rc = NOMEM(p, err);
+				int hrc = end_hook(p, sl, !rc, err);
+				if (!rc)
+					rc = hrc;
 				eof = sk == 0;
 				s->info.chunks_merged++;
 			}
@@ -811,6 +839,7 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 				helper = 0; /* it stopped after this one */
 			if (sl->status != CHUNK_NONE)
 				s->info.chunks_reread++;
+			end_hook(p, sl, 0, NULL);
 			rc = read_own(&c, s, si, r, k, &eof, err);
 		}
 		pthread_mutex_lock(&c.mu);
@@ -819,6 +848,8 @@ int ntp_read_chunks(nt_profile *p, psession *s, uint32_t si, nt_reader *r,
 		pthread_mutex_unlock(&c.mu);
 	}
 	stop_helper(&c, th);
+	for (int i = 0; i < NTP_SLOTS; i++)
+		end_hook(p, &c.slots[i], 0, NULL); /* chunks read, never merged */
 	if (!rc && !eof)
 		rc = NTP_CHUNKS_NONE; /* the caller reads the rest */
 	nt_reader_chunk_begin(r, 0, 0);

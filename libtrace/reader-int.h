@@ -201,6 +201,8 @@ struct nt_reader {
 	/* chunk_track: the counts when the chunk began, which nt_reader_chunk_counts()
 	 * subtracts (records past chunk_nmeta began at 0) */
 	nt_reader_stats chunk_stats;
+	uint64_t meta_negative_ts;       /* stats.negative_ts_deltas of metadata blocks */
+	uint64_t chunk_meta_negative_ts; /* its value when the chunk began */
 	uint64_t *chunk_meta;
 	size_t chunk_nmeta, chunk_meta_cap;
 	char warning[256];

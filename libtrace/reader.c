@@ -452,6 +452,7 @@ void nt_reader_chunk_begin(nt_reader *r, uint64_t len, unsigned flags)
 	/* and the counts the chunk's are taken from (without the memory to keep them,
 	 * nt_reader_chunk_counts() fails: SIZE_MAX) */
 	r->chunk_stats = r->stats;
+	r->chunk_meta_negative_ts = r->meta_negative_ts;
 	size_t n = nt_meta_count(r->meta);
 	r->chunk_nmeta = SIZE_MAX;
 	if (n > r->chunk_meta_cap &&
@@ -485,7 +486,8 @@ int nt_reader_chunk_counts(const nt_reader *src, nt_chunk_counts **cp)
 	c->d.events_sorted = a->events_sorted - b->events_sorted;
 	c->d.stacks = a->stacks - b->stacks;
 	c->d.missing_stacks = a->missing_stacks - b->missing_stacks;
-	c->d.negative_ts_deltas = a->negative_ts_deltas - b->negative_ts_deltas;
+	c->d.negative_ts_deltas = (a->negative_ts_deltas - src->meta_negative_ts) -
+				  (b->negative_ts_deltas - src->chunk_meta_negative_ts);
 	/* (min and max over the chunks the reader read: each of them is merged, or read
 	 * again by the reader that passed it, so these stay the file's) */
 	c->d.max_stack_depth = a->max_stack_depth;
@@ -1079,10 +1081,15 @@ int ntr_process_block(nt_reader *r, int kind, nt_error *err)
 	int rc = 0;
 	nt_cursor *c = &r->blk;
 	switch (kind) {
-	case BLK_METADATA:
+	case BLK_METADATA: {
 		r->meta_last = NULL;
+		/* (the wrapped deltas of a metadata block's headers: every reader of a chunked
+		 * read counts them, so nt_reader_chunk_counts() leaves them out) */
+		uint64_t neg = r->stats.negative_ts_deltas;
 		rc = r->v6 ? parse_metadata_block_v6(r, c, err) : parse_metadata_block_v5(r, c, err);
+		r->meta_negative_ts += r->stats.negative_ts_deltas - neg;
 		break;
+	}
 	case BLK_STACK:
 		rc = parse_stack_block(r, c, err);
 		break;

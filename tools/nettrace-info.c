@@ -95,7 +95,11 @@ typedef struct summary {
 	const nt_rate_info *ri;   /* the inferred rate (set once the read is done) */
 	nt_rate_info rate_copy;   /* the profile's, which is freed before the summary is */
 	nt_gap *gaps;             /* rate_copy's gaps */
-	nt_pauses *pauses;        /* the runtime's GC pauses (pause.c) */
+	nt_pauses *pauses;        /* the runtime's GC pauses (pause.c) when no profile reads
+				   the events (--no-symbols); NULL: the profile's */
+	const nt_pauses_info *pi; /* the pauses (set once the read is done) */
+	nt_pauses_info pi_copy;   /* the profile's, which is freed before the summary is */
+	nt_pause *pi_list;        /* pi_copy's list */
 	nt_pause *plist;          /* their list in time order (summary_finish) */
 	uint64_t gap_gc_ns;       /* sampling gaps covered by GC pauses */
 	int have_symbols;         /* symbols: from a profile of the file (not stdin) */
@@ -121,6 +125,7 @@ static void summary_free(summary *s)
 	nt_rate_free(s->rate);
 	free(s->gaps);
 	nt_pauses_free(s->pauses);
+	free(s->pi_list);
 	free(s->plist);
 	nt_reader_free(s->r);
 }
@@ -343,7 +348,7 @@ static int summary_add(summary *s, const nt_event *ev)
 		    strcmp(ev->meta->provider, NT_PROVIDER_UNIVERSAL_SYSTEM) == 0)) {
 		if (universal_event(s, ev, ev->meta->provider[10] == 'S'))
 			return -1;
-	} else if (nt_pauses_add_event(s->pauses, ev, s->hdr.pointer_size) < 0) {
+	} else if (s->pauses && nt_pauses_add_event(s->pauses, ev, s->hdr.pointer_size) < 0) {
 		return -1;
 	}
 	if (s->universal) {
@@ -365,7 +370,7 @@ static int pause_cmp(const void *a, const void *b)
  * how much of the sampling gaps they cover. Returns 0 or -1 (out of memory). */
 static int pauses_finish(summary *s)
 {
-	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	const nt_pauses_info *pi = s->pi;
 	s->plist = malloc((pi->nlist ? pi->nlist : 1) * sizeof *s->plist);
 	if (!s->plist)
 		return -1;
@@ -396,6 +401,56 @@ static int summary_hook(void *ctx, uint32_t session, const nt_trace_header *h,
 	(void)session;
 	(void)h;
 	return summary_add(ctx, ev) ? summary_oom(err, ev->offset) : 0;
+}
+
+/* A chunk's summary, read on the profile's second thread (nt_profile_opts.chunk_begin):
+ * the counts of summary_add(), which chunk_end() adds to the file's in file order. It
+ * reads only the file's header. */
+static void *summary_chunk_begin(void *ctx)
+{
+	const summary *s = ctx;
+	summary *c = calloc(1, sizeof *c);
+	if (c)
+		c->hdr = s->hdr;
+	return c;
+}
+
+static int summary_chunk_end(void *ctx, void *chunk, int merge, nt_error *err)
+{
+	summary *s = ctx, *c = chunk;
+	int rc = 0;
+	if (merge && c->nprocs) {
+		/* the profile reads a chunk with Universal events again in the stream */
+		rc = err->code = NT_EUNSUPPORTED;
+		err->offset = NT_NO_OFFSET;
+		snprintf(err->msg, sizeof err->msg,
+			 "Universal events in a chunk read on the second thread");
+	} else if (merge) {
+		s->samples += c->samples;
+		for (int i = 0; i < 4; i++)
+			s->by_type[i] += c->by_type[i];
+		/* the chunk comes after everything s holds: its settings count if s has none
+		 * yet, its statistics are the later ones */
+		if (c->have_settings && !s->have_settings) {
+			s->have_settings = 1;
+			s->sp_interval_ns = c->sp_interval_ns;
+			s->sp_seed = c->sp_seed;
+			memcpy(s->sp_schedule, c->sp_schedule, sizeof s->sp_schedule);
+			memcpy(s->sp_mode, c->sp_mode, sizeof s->sp_mode);
+			memcpy(s->sp_backend, c->sp_backend, sizeof s->sp_backend);
+		}
+		if (c->have_stats) {
+			s->have_stats = 1;
+			s->sp_samples = c->sp_samples;
+			s->sp_dropped = c->sp_dropped;
+			s->sp_late = c->sp_late;
+			s->sp_missed = c->sp_missed;
+			s->sp_hz = c->sp_hz;
+		}
+	}
+	free(c->procs);
+	free(c);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ formatting helpers */
@@ -474,7 +529,7 @@ static void print_rate_json(const summary *s, const char *ind)
 		fprintf(o, "%s{\"start_ns\": %" PRId64 ", \"length_ns\": %" PRIu64 "}", i ? ", " : "",
 			ri->gaps[i].start_ns, ri->gaps[i].length_ns);
 	fprintf(o, "]},\n");
-	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	const nt_pauses_info *pi = s->pi;
 	fprintf(o, "%s  \"gc\": {\"events\": %s, \"gcs\": %" PRIu64 ", \"gc_ns\": %" PRIu64
 		   ", \"pauses\": %" PRIu64 ", \"pause_ns\": %" PRIu64
 		   ", \"sampler_suspensions\": %" PRIu64 ", \"sampler_suspension_ns\": %" PRIu64
@@ -703,7 +758,7 @@ static void print_text(const summary *s)
 		       ri->p10_interval_ns / 1e6, ri->p90_interval_ns / 1e6, ri->cv, ri->schedule,
 		       ri->rounds, (double)ri->declared_interval_ns / 1e6);
 		if (ri->ngaps) {
-			const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+			const nt_pauses_info *pi = s->pi;
 			printf("Sampling gaps:     %" PRIu64 " pause%s, %.3f s in all", ri->gaps_count,
 			       ri->gaps_count == 1 ? "" : "s", (double)ri->gaps_total_ns / 1e9);
 			if (pi->pauses)
@@ -725,7 +780,7 @@ static void print_text(const summary *s)
 		printf("Sampling rate:     - (fewer than 2 sampling rounds); declared %.3f ms\n",
 		       (double)ri->declared_interval_ns / 1e6);
 	}
-	const nt_pauses_info *pi = nt_pauses_result(s->pauses);
+	const nt_pauses_info *pi = s->pi;
 	if (pi->gc_events) {
 		printf("GC:                %" PRIu64 " GC%s, %.3f s (GCStart..GCEnd); %" PRIu64
 		       " pause%s, %.3f s (threads suspended: GCSuspendEEBegin..GCRestartEEEnd)",
@@ -977,9 +1032,12 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 	const nt_event *ev;
 	nt_error err;
 	nt_error_clear(&err);
-	if ((!symbols && nt_rate_new(&s->rate, s->hdr.expected_sampling_ns,
-				     s->hdr.qpc_frequency, s->hdr.sync_qpc, &err)) ||
-	    nt_pauses_new(&s->pauses, &err))
+	/* without symbols the summary infers the rate and finds the GC pauses; with them the
+	 * profile does, whose read (in chunks on two threads, with jobs) settles what
+	 * crosses a chunk's start */
+	if (!symbols && (nt_rate_new(&s->rate, s->hdr.expected_sampling_ns, s->hdr.qpc_frequency,
+				     s->hdr.sync_qpc, &err) ||
+			 nt_pauses_new(&s->pauses, &err)))
 		return tool_error(t, file, &err);
 	tool_progress pg;
 	tool_progress_begin(&pg, t, file);
@@ -987,6 +1045,8 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 	if (symbols) {
 		nt_profile_opts po = NT_INIT(nt_profile_opts);
 		po.read_fn = summary_hook;
+		po.chunk_begin = summary_chunk_begin;
+		po.chunk_end = summary_chunk_end;
 		po.hook_ctx = s;
 		po.jobs = jobs;
 		po.progress_fn = tool_progress_update;
@@ -1013,6 +1073,8 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 	s->st = *nt_reader_stats_get(s->r);
 	if (s->rate)
 		s->ri = nt_rate_result(s->rate);
+	if (s->pauses)
+		s->pi = nt_pauses_result(s->pauses);
 	if (p) {
 		/* one trace is one session; nt_profile_session() fails only without memory */
 		const nt_session_info *si = nt_profile_session(p, 0);
@@ -1035,6 +1097,18 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		}
 		s->rate_copy.gaps = s->gaps;
 		s->ri = &s->rate_copy;
+		s->pi_copy = *si->pauses;
+		if (s->pi_copy.nlist) {
+			s->pi_list = malloc(s->pi_copy.nlist * sizeof *s->pi_list);
+			if (!s->pi_list) {
+				nt_profile_free(p);
+				oom(t, file);
+				return EXIT_SYSTEM;
+			}
+			memcpy(s->pi_list, si->pauses->list, s->pi_copy.nlist * sizeof *s->pi_list);
+		}
+		s->pi_copy.list = s->pi_list;
+		s->pi = &s->pi_copy;
 		nt_profile_free(p);
 	}
 	if (summary_finish(s, s->r) || pauses_finish(s)) {

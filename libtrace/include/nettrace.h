@@ -909,6 +909,18 @@ typedef struct nt_profile_opts {
 	 * rounds (inferred_interval_ns 0) and the declared interval. For callers that show no
 	 * rate. Ignored with NT_COMPAT_NONE, whose weights are the inferred interval. */
 	int skip_rate;
+	/* Appended in 1.2, optional: read_fn in a read in chunks (jobs). Without these a read
+	 * with read_fn stays one stream of events (on the decoding thread). With both, the
+	 * second thread reads its chunks with read_fn on a context of its own:
+	 * chunk_begin(hook_ctx) makes one for each such chunk, on that thread (so it may only
+	 * read hook_ctx; NULL: out of memory, that chunk and the rest are then read in the
+	 * stream), and
+	 * chunk_end(hook_ctx, chunk_ctx, merge, err) takes it back on the caller's thread, in
+	 * file order: merge 1 when its events belong to the read (add them to hook_ctx; 0 or
+	 * an error that fails the read), 0 when the chunk is read again in the stream (or
+	 * the read ends first): then just free it. */
+	void *(*chunk_begin)(void *hook_ctx);
+	int (*chunk_end)(void *hook_ctx, void *chunk_ctx, int merge, nt_error *err);
 } nt_profile_opts;
 
 /* Creates an empty profile; opts (NULL: defaults) is copied, but what its pointers point

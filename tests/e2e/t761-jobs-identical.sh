@@ -6,7 +6,8 @@
 # nettrace-info (text, JSON: its read with symbols) and nettrace-sql (every table of the
 # database, row by row) give byte-identical output, stderr and exit code with --jobs 1, 2 and 3; the same for
 # two files at once, a gzip-compressed copy, NETTRACE_JOBS, and a truncated trace (its
-# warning and offset); and the same read in chunks of 4 KiB by two readers. Standard
+# warning and offset); and the same read in chunks of 4 KiB by two readers (nettrace-info's
+# counts too: its hook reads the second reader's chunks on contexts of their own). Standard
 # input is read on one thread whatever --jobs says.
 . "$top_srcdir/tests/e2e/lib.sh"
 
@@ -117,8 +118,11 @@ for f in $(cd "$TRACES" && find . -name '*.nettrace' | sed 's|^\./||' | sort); d
 	identical "$f tree --by-category, 4 KiB chunks" "$TREE" --by-category "$p"
 	identical "$f flame speedscope, 4 KiB chunks" flame speedscope "$p"
 	identical "$f flame pprof, 4 KiB chunks" flame pprof "$p"
+	identical "$f info, 4 KiB chunks" "$INFO" "$p"
+	identical "$f info --json, 4 KiB chunks" "$INFO" --json "$p"
 done
 identical "truncated trace, 4 KiB chunks" "$FOLD" "$T/cut.nettrace"
+identical "truncated trace, info --json, 4 KiB chunks" "$INFO" --json "$T/cut.nettrace"
 unset NETTRACE_CHUNK_BYTES
 
 # NETTRACE_JOBS, and its bad values

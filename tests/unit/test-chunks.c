@@ -575,6 +575,118 @@ static void test_skip_rate(void)
 	nt_membuf_free(&mb);
 }
 
+/* opts.chunk_begin/chunk_end: a read_fn that counts events and notes the first offset it
+ * sees; chunks read on the second thread count on contexts of their own, which the caller
+ * takes back in file order. */
+typedef struct hcount {
+	uint64_t events, samples, first_off, last_off;
+	int out_of_order, begun, ended, merged, fail_begin;
+} hcount;
+
+static int count_fn(void *ctx, uint32_t session, const nt_trace_header *h, const nt_event *ev,
+		    nt_error *err)
+{
+	(void)session;
+	(void)h;
+	(void)err;
+	hcount *c = ctx;
+	if (!c->events)
+		c->first_off = ev->offset;
+	c->out_of_order += ev->offset < c->last_off;
+	c->last_off = ev->offset;
+	c->events++;
+	c->samples += nt_event_is_sample(ev, NULL);
+	return 0;
+}
+
+static void *count_begin(void *ctx)
+{
+	hcount *c = ctx;
+	if (c->fail_begin && __atomic_add_fetch(&c->begun, 1, __ATOMIC_SEQ_CST) % 3 == 0)
+		return NULL; /* every third chunk: "out of memory", read in the stream */
+	return calloc(1, sizeof(hcount));
+}
+
+static int count_end(void *ctx, void *chunk, int merge, nt_error *err)
+{
+	(void)err;
+	hcount *c = ctx, *k = chunk;
+	c->ended++;
+	if (merge)
+		c->merged++;
+	if (merge && k->events) {
+		/* file order: the chunk starts after everything counted so far */
+		c->out_of_order += k->first_off < c->last_off || k->out_of_order;
+		c->last_off = k->last_off;
+		c->events += k->events;
+		c->samples += k->samples;
+	}
+	free(k);
+	return 0;
+}
+
+static void test_chunk_hooks(void)
+{
+	nt_membuf mb;
+	memset(&mb, 0, sizeof mb);
+	wopts o = {0, 3000, 25};
+	if (!ok(write_trace(&mb, &o) == 0, "a trace written for the chunk hooks"))
+		return;
+	for (int fail = 0; fail <= 1; fail++) {
+		uint64_t want_events = 0, want_samples = 0;
+		for (unsigned jobs = 1; jobs <= 2; jobs++) {
+			hcount c;
+			memset(&c, 0, sizeof c);
+			c.fail_begin = fail;
+			nt_profile_opts po;
+			memset(&po, 0, sizeof po);
+			po.sz = sizeof po;
+			po.jobs = jobs;
+			po.read_fn = count_fn;
+			po.chunk_begin = count_begin;
+			po.chunk_end = count_end;
+			po.hook_ctx = &c;
+			setenv("NETTRACE_CHUNK_BYTES", "4096", 1);
+			nt_error err;
+			nt_profile *p = NULL;
+			nt_reader *r = NULL;
+			/* (file order, as nettrace-info reads: offsets then rise) */
+			nt_reader_opts ro = {sizeof ro, NT_READ_FILE_ORDER, "t"};
+			int rc = nt_profile_new(&p, &po, &err);
+			if (!rc)
+				rc = nt_reader_open_mem(&r, mb.data, mb.len, &ro, &err);
+			if (!rc)
+				rc = nt_profile_add_trace(p, r, "t", &err);
+			const nt_session_info *si = rc ? NULL : nt_profile_session(p, 0);
+			unsetenv("NETTRACE_CHUNK_BYTES");
+			if (jobs == 1) {
+				want_events = c.events;
+				want_samples = c.samples;
+				ok(rc == 0 && c.events == nt_reader_stats_get(r)->events && !c.ended,
+				   "one thread: the hook sees the %" PRIu64 " events, no chunk context",
+				   c.events);
+			} else {
+				ok(rc == 0 && si && si->chunks_merged > 0 &&
+					   c.merged == (int)si->chunks_merged,
+				   "%s: %d chunks merged with their hook contexts (%" PRIu64 ")",
+				   fail ? "chunk_begin failing" : "two threads", c.merged,
+				   si ? si->chunks_merged : 0);
+				ok(c.events == want_events && c.samples == want_samples && !c.out_of_order,
+				   "%s: the hook counts the %" PRIu64 " events and %" PRIu64 " samples of "
+				   "one thread, in file order",
+				   fail ? "chunk_begin failing" : "two threads", c.events, c.samples);
+				ok(c.ended >= c.merged && (!fail || si->chunks_reread > 0),
+				   "%s: every context taken back (%d), %" PRIu64 " chunks read again",
+				   fail ? "chunk_begin failing" : "two threads", c.ended,
+				   si ? si->chunks_reread : 0);
+			}
+			nt_reader_free(r);
+			nt_profile_free(p);
+		}
+	}
+	nt_membuf_free(&mb);
+}
+
 /* Samples with a CPU clock carry their cpu/ready split from sample to sample: the second
  * thread gives such a chunk back, and the first reads the rest itself. */
 static void test_clocked(void)
@@ -708,6 +820,7 @@ int main(void)
 	test_equal();
 	test_pyroscope();
 	test_skip_rate();
+	test_chunk_hooks();
 	test_clocked();
 	test_reader_api();
 	return tap_done();
