@@ -142,8 +142,47 @@ static void exports(nt_profile *p, int variant, nt_membuf *mb, const nt_sink *si
 	nt_stacks_free(s);
 }
 
+/* A read_fn that counts events (and sums their offsets: order aside, which events), with
+ * contexts for the chunks of a chunked read. */
+typedef struct fz_count {
+	uint64_t events, samples, offsets;
+} fz_count;
+
+static int fz_count_fn(void *ctx, uint32_t session, const nt_trace_header *h,
+		       const nt_event *ev, nt_error *err)
+{
+	(void)session;
+	(void)h;
+	(void)err;
+	fz_count *c = ctx;
+	c->events++;
+	c->samples += nt_event_is_sample(ev, NULL);
+	c->offsets += ev->offset;
+	return 0;
+}
+
+static void *fz_chunk_begin(void *ctx)
+{
+	(void)ctx;
+	return calloc(1, sizeof(fz_count));
+}
+
+static int fz_chunk_end(void *ctx, void *chunk, int merge, nt_error *err)
+{
+	(void)err;
+	fz_count *c = ctx, *k = chunk;
+	if (merge) {
+		c->events += k->events;
+		c->samples += k->samples;
+		c->offsets += k->offsets;
+	}
+	free(k);
+	return 0;
+}
+
 /* The folded stacks and session counts of data read with jobs (NONE mode, no time
- * histograms: what a chunked read allows), into *mb; the profile's result code. */
+ * histograms: what a chunked read allows), with a counting read_fn and the reader's
+ * counts, into *mb; the profile's result code. */
 static int fold_of(const uint8_t *data, size_t size, unsigned jobs, int compat, nt_membuf *mb)
 {
 	nt_error err;
@@ -157,6 +196,11 @@ static int fold_of(const uint8_t *data, size_t size, unsigned jobs, int compat, 
 	o.sz = sizeof o;
 	o.jobs = jobs;
 	o.compat = compat;
+	fz_count cnt = {0, 0, 0};
+	o.read_fn = fz_count_fn;
+	o.chunk_begin = fz_chunk_begin;
+	o.chunk_end = fz_chunk_end;
+	o.hook_ctx = &cnt;
 	nt_profile *p = NULL;
 	int rc = nt_reader_open_mem(&r, data, size, &ro, &err);
 	if (!rc)
@@ -174,8 +218,19 @@ static int fold_of(const uint8_t *data, size_t size, unsigned jobs, int compat, 
 			uint64_t v[] = {si->samples, si->samples_selected, si->first_ts, si->last_ts,
 					si->lost_events, (uint64_t)si->truncated, si->gc_charges,
 					(uint64_t)si->gc_charged_ns, si->rate->rounds,
-					si->samples_unordered};
+					si->samples_unordered, cnt.events, cnt.samples, cnt.offsets};
 			rc = sink.write(sink.ctx, v, sizeof v);
+			/* the reader's counts: the chunks the caller passed included */
+			const nt_reader_stats *st = nt_reader_stats_get(r);
+			uint64_t w[] = {st->events, st->events_sorted, st->stacks, st->max_stack_depth,
+					st->missing_stacks, st->negative_ts_deltas, st->first_timestamp,
+					st->last_timestamp, st->lost_events};
+			if (!rc)
+				rc = sink.write(sink.ctx, w, sizeof w);
+			for (size_t i = 0; !rc && i < nt_reader_metadata_count(r); i++) {
+				uint64_t e = nt_reader_metadata_events(r, i);
+				rc = sink.write(sink.ctx, &e, sizeof e);
+			}
 		}
 	}
 	nt_profile_free(p);
