@@ -1015,6 +1015,19 @@ static void oom(tool *t, const char *file)
 }
 
 
+/* *out = a malloc'd copy of the n items of size bytes at src (NULL when n is 0). Returns
+ * 0, or -1 out of memory. */
+static int copy_list(void **out, const void *src, size_t n, size_t size)
+{
+	*out = NULL;
+	if (!n)
+		return 0;
+	if (!(*out = malloc(n * size)))
+		return -1;
+	memcpy(*out, src, n * size);
+	return 0;
+}
+
 /* Reads file to the end in file order (counting needs no timestamp order) and fills *s;
  * s->r stays open because the strings in s->rows and s->warning belong to it. With
  * symbols, the same read feeds a profile (summary_hook() sees each event first), whose
@@ -1085,28 +1098,19 @@ static int collect(tool *t, const char *file, int symbols, unsigned jobs, summar
 		}
 		s->symbols = *si->symbols;
 		s->have_symbols = 1;
+		/* the rate and the pauses, with their lists: the profile's go with it */
 		s->rate_copy = *si->rate;
-		if (s->rate_copy.ngaps) {
-			s->gaps = malloc(s->rate_copy.ngaps * sizeof *s->gaps);
-			if (!s->gaps) {
-				nt_profile_free(p);
-				oom(t, file);
-				return EXIT_SYSTEM;
-			}
-			memcpy(s->gaps, si->rate->gaps, s->rate_copy.ngaps * sizeof *s->gaps);
+		s->pi_copy = *si->pauses;
+		if (copy_list((void **)&s->gaps, si->rate->gaps, s->rate_copy.ngaps,
+			      sizeof *s->gaps) ||
+		    copy_list((void **)&s->pi_list, si->pauses->list, s->pi_copy.nlist,
+			      sizeof *s->pi_list)) {
+			nt_profile_free(p);
+			oom(t, file);
+			return EXIT_SYSTEM;
 		}
 		s->rate_copy.gaps = s->gaps;
 		s->ri = &s->rate_copy;
-		s->pi_copy = *si->pauses;
-		if (s->pi_copy.nlist) {
-			s->pi_list = malloc(s->pi_copy.nlist * sizeof *s->pi_list);
-			if (!s->pi_list) {
-				nt_profile_free(p);
-				oom(t, file);
-				return EXIT_SYSTEM;
-			}
-			memcpy(s->pi_list, si->pauses->list, s->pi_copy.nlist * sizeof *s->pi_list);
-		}
 		s->pi_copy.list = s->pi_list;
 		s->pi = &s->pi_copy;
 		nt_profile_free(p);
