@@ -147,6 +147,14 @@ static int ntr_enqueue(nt_reader *r, const nt_event *ev, nt_error *err)
 	return 0;
 }
 
+/* Whether queued event e is older than the oldest head below the heap's top (r->ru_ts,
+ * r->ru_order: ru_valid), so that it comes out before any of them. */
+static inline int ntr_before_ru(const nt_reader *r, const qent *e)
+{
+	return e->ev.timestamp < r->ru_ts ||
+	       (e->ev.timestamp == r->ru_ts && e->order < r->ru_order);
+}
+
 /* Pops the oldest queued event with timestamp <= bound (or any when flush_all). Returns
  * it, its stack and payload pointers set, or NULL. The entry and its payload stay in place (behind the
  * queue head) until the next enqueue, so the caller uses it at once: no copy. */
@@ -193,9 +201,7 @@ static qent *ntr_pop_ready(nt_reader *r)
 		}
 		r->ru_valid = 1;
 	}
-	const qent *n = &QI(best, best->head);
-	if (!(n->ev.timestamp < r->ru_ts ||
-	      (n->ev.timestamp == r->ru_ts && n->order < r->ru_order))) {
+	if (!ntr_before_ru(r, &QI(best, best->head))) {
 		heap_sift_down(r, 0);
 		r->ru_valid = 0;
 		return h;
@@ -207,9 +213,7 @@ static qent *ntr_pop_ready(nt_reader *r)
 	size_t i = best->head, end = best->len - 1;
 	for (; i < end; i++) {
 		const qent *e = &QI(best, i);
-		if (e->ev.timestamp > limit ||
-		    !(e->ev.timestamp < r->ru_ts ||
-		      (e->ev.timestamp == r->ru_ts && e->order < r->ru_order)))
+		if (e->ev.timestamp > limit || !ntr_before_ru(r, e))
 			break;
 	}
 	r->run_left = i - best->head;
@@ -233,9 +237,7 @@ static inline qent *ntr_pop_run(nt_reader *r)
 	if (r->run_left == 0) {
 		/* the run's end: the next head (the run never takes a queue's last event) is
 		 * ntr_pop_ready()'s again, which expects the heap's top to be the oldest head */
-		const qent *n = &QI(t, t->head);
-		if (!(n->ev.timestamp < r->ru_ts ||
-		      (n->ev.timestamp == r->ru_ts && n->order < r->ru_order))) {
+		if (!ntr_before_ru(r, &QI(t, t->head))) {
 			heap_sift_down(r, 0);
 			r->ru_valid = 0;
 		}

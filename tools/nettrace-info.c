@@ -107,10 +107,16 @@ typedef struct summary {
 	uint64_t lost_samples;    /* lost events of the sampler (capture) threads */
 	/* libnettrace-sampler's own account of the recording (doc/format/sampler-events.md):
 	 * the first SessionSettings and the last SamplerStats */
-	int have_settings, have_stats;
-	uint64_t sp_interval_ns, sp_seed, sp_samples, sp_dropped, sp_late, sp_missed;
-	double sp_hz;
-	char sp_schedule[16], sp_mode[16], sp_backend[16];
+	struct {
+		int have;
+		uint64_t interval_ns, seed;
+		char schedule[16], mode[16], backend[16];
+	} set;
+	struct {
+		int have;
+		uint64_t samples, dropped, late, missed;
+		double hz;
+	} stat;
 	/* Universal traces: processes by pid (index + 1 in procs), sorted by pid at the end */
 	int universal;
 	procrow *procs;
@@ -240,21 +246,21 @@ static void field_str(const nt_event *ev, uint32_t psz, const char *name, char *
 static void sampler_event(summary *s, const nt_event *ev)
 {
 	uint32_t psz = s->hdr.pointer_size;
-	if (ev->meta->event_id == NT_NTS_SESSION_SETTINGS && !s->have_settings) {
-		s->have_settings = 1;
-		s->sp_interval_ns = field_u64(ev, psz, "IntervalNs");
-		s->sp_seed = field_u64(ev, psz, "Seed");
-		field_str(ev, psz, "Schedule", s->sp_schedule, sizeof s->sp_schedule);
-		field_str(ev, psz, "Mode", s->sp_mode, sizeof s->sp_mode);
-		field_str(ev, psz, "Backend", s->sp_backend, sizeof s->sp_backend); /* may be absent */
+	if (ev->meta->event_id == NT_NTS_SESSION_SETTINGS && !s->set.have) {
+		s->set.have = 1;
+		s->set.interval_ns = field_u64(ev, psz, "IntervalNs");
+		s->set.seed = field_u64(ev, psz, "Seed");
+		field_str(ev, psz, "Schedule", s->set.schedule, sizeof s->set.schedule);
+		field_str(ev, psz, "Mode", s->set.mode, sizeof s->set.mode);
+		field_str(ev, psz, "Backend", s->set.backend, sizeof s->set.backend); /* may be absent */
 	} else if (ev->meta->event_id == NT_NTS_SAMPLER_STATS) {
 		nt_value v;
-		s->have_stats = 1;
-		s->sp_samples = field_u64(ev, psz, "Samples");
-		s->sp_dropped = field_u64(ev, psz, "Dropped");
-		s->sp_late = field_u64(ev, psz, "Late");
-		s->sp_missed = field_u64(ev, psz, "Missed");
-		s->sp_hz = nt_event_field(ev, psz, "RealizedHz", &v) == 1 && v.d == v.d ? v.d : 0;
+		s->stat.have = 1;
+		s->stat.samples = field_u64(ev, psz, "Samples");
+		s->stat.dropped = field_u64(ev, psz, "Dropped");
+		s->stat.late = field_u64(ev, psz, "Late");
+		s->stat.missed = field_u64(ev, psz, "Missed");
+		s->stat.hz = nt_event_field(ev, psz, "RealizedHz", &v) == 1 && v.d == v.d ? v.d : 0;
 	}
 }
 
@@ -431,22 +437,10 @@ static int summary_chunk_end(void *ctx, void *chunk, int merge, nt_error *err)
 			s->by_type[i] += c->by_type[i];
 		/* the chunk comes after everything s holds: its settings count if s has none
 		 * yet, its statistics are the later ones */
-		if (c->have_settings && !s->have_settings) {
-			s->have_settings = 1;
-			s->sp_interval_ns = c->sp_interval_ns;
-			s->sp_seed = c->sp_seed;
-			memcpy(s->sp_schedule, c->sp_schedule, sizeof s->sp_schedule);
-			memcpy(s->sp_mode, c->sp_mode, sizeof s->sp_mode);
-			memcpy(s->sp_backend, c->sp_backend, sizeof s->sp_backend);
-		}
-		if (c->have_stats) {
-			s->have_stats = 1;
-			s->sp_samples = c->sp_samples;
-			s->sp_dropped = c->sp_dropped;
-			s->sp_late = c->sp_late;
-			s->sp_missed = c->sp_missed;
-			s->sp_hz = c->sp_hz;
-		}
+		if (c->set.have && !s->set.have)
+			s->set = c->set;
+		if (c->stat.have)
+			s->stat = c->stat;
 	}
 	free(c->procs);
 	free(c);
@@ -621,23 +615,23 @@ static void print_json(const summary *s, const char *ind, const lines_report *lr
 		fprintf(o, "\n%s  ", ind);
 	fprintf(o, "]},\n");
 	print_rate_json(s, ind);
-	if (s->have_settings || s->have_stats) {
+	if (s->set.have || s->stat.have) {
 		/* libnettrace-sampler's own account (absent from other traces) */
 		fprintf(stdout, "%s  \"sampler\": {", ind);
 		const char *sep = "";
-		if (s->have_settings) {
+		if (s->set.have) {
 			fprintf(stdout, "\"mode\": \"%s\", \"schedule\": \"%s\", \"interval_ns\": %" PRIu64
-				", \"seed\": %" PRIu64, s->sp_mode, s->sp_schedule, s->sp_interval_ns,
-				s->sp_seed);
-			if (s->sp_backend[0])
-				fprintf(stdout, ", \"backend\": \"%s\"", s->sp_backend);
+				", \"seed\": %" PRIu64, s->set.mode, s->set.schedule, s->set.interval_ns,
+				s->set.seed);
+			if (s->set.backend[0])
+				fprintf(stdout, ", \"backend\": \"%s\"", s->set.backend);
 			sep = ", ";
 		}
-		if (s->have_stats)
+		if (s->stat.have)
 			fprintf(stdout, "%s\"samples\": %" PRIu64 ", \"dropped\": %" PRIu64
 				", \"late\": %" PRIu64 ", \"missed\": %" PRIu64
-				", \"realized_hz\": %.3f", sep, s->sp_samples, s->sp_dropped, s->sp_late,
-				s->sp_missed, s->sp_hz);
+				", \"realized_hz\": %.3f", sep, s->stat.samples, s->stat.dropped, s->stat.late,
+				s->stat.missed, s->stat.hz);
 		fprintf(stdout, "},\n");
 	}
 	fprintf(o, "%s  \"truncated\": %s,\n", ind, st->truncated ? "true" : "false");
@@ -819,19 +813,19 @@ static void print_text(const summary *s)
 		}
 		printf("\n");
 	}
-	if (s->have_settings || s->have_stats) {
+	if (s->set.have || s->stat.have) {
 		printf("Sampler:           libnettrace-sampler");
-		if (s->have_settings)
+		if (s->set.have)
 			printf(", %s mode, %s schedule every %.3f ms (seed %" PRIu64 ")",
-			       s->sp_mode[0] ? s->sp_mode : "?",
-			       s->sp_schedule[0] ? s->sp_schedule : "?",
-			       (double)s->sp_interval_ns / 1e6, s->sp_seed);
-		if (s->have_settings && s->sp_backend[0])
-			printf(", %s backend", s->sp_backend);
-		if (s->have_stats)
+			       s->set.mode[0] ? s->set.mode : "?",
+			       s->set.schedule[0] ? s->set.schedule : "?",
+			       (double)s->set.interval_ns / 1e6, s->set.seed);
+		if (s->set.have && s->set.backend[0])
+			printf(", %s backend", s->set.backend);
+		if (s->stat.have)
 			printf(": %" PRIu64 " samples, %" PRIu64 " dropped, %" PRIu64 " late, %" PRIu64
-			       " missed, %.1f rounds/s", s->sp_samples, s->sp_dropped, s->sp_late,
-			       s->sp_missed, s->sp_hz);
+			       " missed, %.1f rounds/s", s->stat.samples, s->stat.dropped, s->stat.late,
+			       s->stat.missed, s->stat.hz);
 		printf("\n");
 	}
 	if (st->truncated)
